@@ -1,0 +1,61 @@
+//! Turns the YAML model into the data plane's specs, checking meaning as it goes.
+//!
+//! Every step records problems in the `Checker` and still returns a best-effort value, so one
+//! pass finds every problem in the file; any problem at all means no `Config`.
+
+mod backend;
+mod header;
+mod listener;
+mod route;
+
+use std::path::Path;
+
+use weir_proxy::listen::spec::LimitsSpec;
+use weir_proxy::table::spec::TableSpec;
+
+use super::check::{Checker, Problem};
+use super::model::{RawConfig, RawLimits};
+use super::Config;
+
+pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
+    let mut check = Checker::new(file.parent().unwrap_or(Path::new("")));
+    let (listeners, admin) = listener::listeners(&raw.listeners, &raw.admin, &mut check);
+    let limits = limits(&raw.limits, &mut check);
+    let routes = route::routes(&raw.routes, &raw.upstream_defaults, &mut check);
+    if !check.problems.is_empty() {
+        return Err(check.problems);
+    }
+    Ok(Config {
+        listeners,
+        admin,
+        limits,
+        table: TableSpec { routes },
+        source_file: file.to_path_buf(),
+    })
+}
+
+fn limits(raw: &RawLimits, check: &mut Checker) -> LimitsSpec {
+    let default = LimitsSpec::default();
+    LimitsSpec {
+        max_connections: check.at_least_one(
+            "limits.max_connections",
+            raw.max_connections,
+            default.max_connections,
+        ),
+        header_read_timeout: check
+            .duration("limits.header_read_timeout", raw.header_read_timeout)
+            .unwrap_or(default.header_read_timeout),
+        max_header_bytes: check.at_least_one(
+            "limits.max_header_bytes",
+            raw.max_header_bytes,
+            default.max_header_bytes,
+        ),
+        max_headers: check.at_least_one("limits.max_headers", raw.max_headers, default.max_headers),
+        idle_timeout: check
+            .duration("limits.idle_timeout", raw.idle_timeout)
+            .unwrap_or(default.idle_timeout),
+        shutdown_grace: check
+            .duration("limits.shutdown_grace", raw.shutdown_grace)
+            .unwrap_or(default.shutdown_grace),
+    }
+}

@@ -1,0 +1,237 @@
+//! Routes: match rules, backends, weight, header routes, stickiness and mirroring.
+
+use std::collections::HashMap;
+
+use weir_proxy::table::spec::{
+    HeaderMatchSpec, HeaderRouteSpec, MirrorSpec, RouteSpec, StickySpec, Target, ValueMatch,
+};
+
+use super::backend::{backend, UpstreamDefaults};
+use super::header::header_matches;
+use crate::config::check::Checker;
+use crate::config::model::{
+    RawHeaderRoute, RawMirror, RawRoute, RawSticky, RawTarget, RawUpstreamDefaults,
+};
+
+pub fn routes(
+    raw: &[RawRoute],
+    raw_defaults: &RawUpstreamDefaults,
+    check: &mut Checker,
+) -> Vec<RouteSpec> {
+    if raw.is_empty() {
+        check.report("routes", "at least one route is required");
+    }
+    let defaults = UpstreamDefaults::compile(raw_defaults, check);
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut matches: HashMap<MatchKey, usize> = HashMap::new();
+    let mut specs = Vec::with_capacity(raw.len());
+
+    for (i, route) in raw.iter().enumerate() {
+        let path = format!("routes[{i}]");
+        let spec = compile_route(route, &defaults, &path, check);
+        if let Some(first) = names.insert(&route.name, i) {
+            check.report(
+                format!("{path}.name"),
+                format!(
+                    "duplicate route name {:?} (also routes[{first}])",
+                    route.name
+                ),
+            );
+        }
+        // Two routes with the same match: the second could never be chosen.
+        if let Some(first) = matches.insert(MatchKey::of(&spec), i) {
+            check.report(
+                format!("{path}.match"),
+                format!("same hosts, path_prefix and headers as routes[{first}]"),
+            );
+        }
+        specs.push(spec);
+    }
+    specs
+}
+
+fn compile_route(
+    raw: &RawRoute,
+    defaults: &UpstreamDefaults,
+    path: &str,
+    check: &mut Checker,
+) -> RouteSpec {
+    check.name(&format!("{path}.name"), &raw.name);
+    let stable = backend(&raw.stable, defaults, &format!("{path}.stable"), check);
+    let mut spec = RouteSpec::new(raw.name.clone(), stable);
+
+    spec.hosts = hosts(&raw.matches.hosts, &format!("{path}.match.hosts"), check);
+    if let Some(prefix) = &raw.matches.path_prefix {
+        if !prefix.starts_with('/') {
+            check.report(format!("{path}.match.path_prefix"), "must start with \"/\"");
+        }
+        spec.path_prefix = prefix.clone();
+    }
+    spec.headers = header_matches(
+        &raw.matches.headers,
+        &format!("{path}.match.headers"),
+        check,
+    );
+    spec.timeout = check.duration(&format!("{path}.timeout"), raw.timeout);
+    spec.canary = raw
+        .canary
+        .as_ref()
+        .map(|canary| backend(canary, defaults, &format!("{path}.canary"), check));
+    let has_canary = spec.canary.is_some();
+
+    if let Some(weight) = raw.canary_weight {
+        let weight_path = format!("{path}.canary_weight");
+        spec.canary_weight_bp = check.percent(&weight_path, weight);
+        if spec.canary_weight_bp > 0 && !has_canary {
+            check.report(
+                weight_path,
+                "a canary weight above 0 needs a canary backend",
+            );
+        }
+    }
+    spec.header_routes = header_routes(
+        &raw.header_routes,
+        has_canary,
+        &format!("{path}.header_routes"),
+        check,
+    );
+    spec.sticky = raw
+        .sticky
+        .as_ref()
+        .and_then(|s| sticky(s, &format!("{path}.sticky"), check));
+    spec.mirror = raw
+        .mirror
+        .as_ref()
+        .map(|m| mirror(m, has_canary, &format!("{path}.mirror"), check));
+    spec
+}
+
+/// Hosts are case-insensitive: stored lowercase. A wildcard is only a leading `*.`.
+fn hosts(raw: &[String], path: &str, check: &mut Checker) -> Vec<String> {
+    for (i, host) in raw.iter().enumerate() {
+        let name = host.strip_prefix("*.").unwrap_or(host);
+        let ok = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+        if !ok {
+            check.report(
+                format!("{path}[{i}]"),
+                format!("invalid host {host:?}: expected a DNS name or *.suffix"),
+            );
+        }
+    }
+    raw.iter().map(|host| host.to_ascii_lowercase()).collect()
+}
+
+fn header_routes(
+    raw: &[RawHeaderRoute],
+    has_canary: bool,
+    path: &str,
+    check: &mut Checker,
+) -> Vec<HeaderRouteSpec> {
+    let mut names: HashMap<&str, usize> = HashMap::new();
+    let mut specs = Vec::with_capacity(raw.len());
+    for (i, rule) in raw.iter().enumerate() {
+        let rule_path = format!("{path}[{i}]");
+        check.name(&format!("{rule_path}.name"), &rule.name);
+        if let Some(first) = names.insert(&rule.name, i) {
+            check.report(
+                format!("{rule_path}.name"),
+                format!(
+                    "duplicate header route name {:?} (also {path}[{first}])",
+                    rule.name
+                ),
+            );
+        }
+        // An empty match would send every request to one backend: almost surely a mistake.
+        if rule.matches.is_empty() {
+            check.report(
+                format!("{rule_path}.match"),
+                "at least one header match is required",
+            );
+        }
+        let target = match rule.backend {
+            RawTarget::Canary => Target::Canary,
+            RawTarget::Stable => Target::Stable,
+        };
+        if target == Target::Canary && !has_canary {
+            check.report(
+                format!("{rule_path}.backend"),
+                "routes to canary, but the route has no canary",
+            );
+        }
+        specs.push(HeaderRouteSpec {
+            name: rule.name.clone(),
+            matches: header_matches(&rule.matches, &format!("{rule_path}.match"), check),
+            target,
+        });
+    }
+    specs
+}
+
+fn sticky(raw: &RawSticky, path: &str, check: &mut Checker) -> Option<StickySpec> {
+    match (&raw.cookie, &raw.header) {
+        (Some(cookie), None) => {
+            check.token(&format!("{path}.cookie"), "cookie", cookie);
+            Some(StickySpec::Cookie(cookie.clone()))
+        }
+        (None, Some(header)) => {
+            check.token(&format!("{path}.header"), "header", header);
+            Some(StickySpec::Header(header.to_ascii_lowercase()))
+        }
+        _ => {
+            check.report(path, "set exactly one of cookie, header");
+            None
+        }
+    }
+}
+
+fn mirror(raw: &RawMirror, has_canary: bool, path: &str, check: &mut Checker) -> MirrorSpec {
+    if !has_canary {
+        check.report(
+            path,
+            "a mirror copies requests to the canary, but the route has no canary",
+        );
+    }
+    let name = raw.name.clone().unwrap_or_else(|| "mirror".to_string());
+    check.name(&format!("{path}.name"), &name);
+    MirrorSpec {
+        name,
+        percent_bp: check.percent(&format!("{path}.percent"), raw.percent),
+        matches: header_matches(&raw.matches, &format!("{path}.match"), check),
+    }
+}
+
+/// What makes two routes indistinguishable to the router; order of hosts and headers is
+/// irrelevant to matching, so both are sorted.
+#[derive(PartialEq, Eq, Hash)]
+struct MatchKey {
+    hosts: Vec<String>,
+    path_prefix: String,
+    headers: Vec<(String, u8, String)>,
+}
+
+impl MatchKey {
+    fn of(route: &RouteSpec) -> Self {
+        let mut hosts = route.hosts.clone();
+        hosts.sort();
+        hosts.dedup();
+        let mut headers: Vec<_> = route.headers.iter().map(header_key).collect();
+        headers.sort();
+        MatchKey {
+            hosts,
+            path_prefix: route.path_prefix.clone(),
+            headers,
+        }
+    }
+}
+
+fn header_key(rule: &HeaderMatchSpec) -> (String, u8, String) {
+    let (kind, value) = match &rule.value {
+        ValueMatch::Exact(v) => (0, v),
+        ValueMatch::Prefix(v) => (1, v),
+        ValueMatch::Regex(v) => (2, v),
+    };
+    (rule.name.clone(), kind, value.clone())
+}

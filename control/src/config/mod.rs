@@ -1,0 +1,33 @@
+//! weir's config file: the YAML model, its validation, and its compiled form.
+//!
+//! The compiled [`Config`] is made only of the data plane's plain specs, so the data plane never
+//! sees YAML. Loading reports every problem at once, each with file, line and YAML path.
+
+mod check;
+mod compile;
+mod duration;
+mod error;
+mod load;
+mod locate;
+mod model;
+mod percent;
+
+use std::path::PathBuf;
+
+use weir_proxy::listen::spec::{AdminSpec, LimitsSpec, ListenerSpec};
+use weir_proxy::table::spec::TableSpec;
+
+pub use duration::parse_duration;
+pub use error::{ConfigError, ConfigErrors};
+pub use load::{from_str, load};
+
+/// A validated config, ready to hand to the data plane.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    pub listeners: Vec<ListenerSpec>,
+    pub admin: AdminSpec,
+    pub limits: LimitsSpec,
+    pub table: TableSpec,
+    /// The file it was loaded from; relative paths inside were resolved against its directory.
+    pub source_file: PathBuf,
+}

@@ -1,0 +1,194 @@
+//! The YAML document exactly as users write it. Only shapes and types are checked here; the
+//! meaning (ranges, references, uniqueness) is checked in `compile`, which collects every problem.
+//!
+//! Every struct denies unknown fields: a typo must be an error, not a setting silently ignored.
+
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+use super::duration::ConfigDuration;
+use super::percent::Percent;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping with listeners and routes")]
+pub struct RawConfig {
+    #[serde(default)]
+    pub listeners: Vec<RawListener>,
+    #[serde(default)]
+    pub admin: RawAdmin,
+    #[serde(default)]
+    pub limits: RawLimits,
+    #[serde(default)]
+    pub upstream_defaults: RawUpstreamDefaults,
+    #[serde(default)]
+    pub routes: Vec<RawRoute>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a listener: {address: ip:port}")]
+pub struct RawListener {
+    pub name: Option<String>,
+    pub address: String,
+    pub tls: Option<RawServerTls>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "{cert: FILE, key: FILE}")]
+pub struct RawServerTls {
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "{address: ip:port}")]
+pub struct RawAdmin {
+    pub address: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping of limits")]
+pub struct RawLimits {
+    pub max_connections: Option<usize>,
+    pub header_read_timeout: Option<ConfigDuration>,
+    pub max_header_bytes: Option<usize>,
+    pub max_headers: Option<usize>,
+    pub idle_timeout: Option<ConfigDuration>,
+    pub shutdown_grace: Option<ConfigDuration>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping of upstream timeouts")]
+pub struct RawUpstreamDefaults {
+    pub connect_timeout: Option<ConfigDuration>,
+    pub response_timeout: Option<ConfigDuration>,
+    pub pool_idle_timeout: Option<ConfigDuration>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a route: {name: NAME, stable: {addresses: [...]}}"
+)]
+pub struct RawRoute {
+    pub name: String,
+    #[serde(default, rename = "match")]
+    pub matches: RawRouteMatch,
+    pub timeout: Option<ConfigDuration>,
+    pub stable: RawBackend,
+    pub canary: Option<RawBackend>,
+    pub canary_weight: Option<Percent>,
+    #[serde(default)]
+    pub header_routes: Vec<RawHeaderRoute>,
+    pub sticky: Option<RawSticky>,
+    pub mirror: Option<RawMirror>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "{hosts: [...], path_prefix: /..., headers: [...]}"
+)]
+pub struct RawRouteMatch {
+    #[serde(default)]
+    pub hosts: Vec<String>,
+    pub path_prefix: Option<String>,
+    #[serde(default)]
+    pub headers: Vec<RawHeaderMatch>,
+}
+
+/// Exactly one of `exact`, `prefix`, `regex` must be set (checked in `compile`).
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a header match: {name: NAME, exact|prefix|regex: VALUE}"
+)]
+pub struct RawHeaderMatch {
+    pub name: String,
+    pub exact: Option<String>,
+    pub prefix: Option<String>,
+    pub regex: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a backend: {addresses: [host:port, ...]}"
+)]
+pub struct RawBackend {
+    #[serde(default)]
+    pub addresses: Vec<String>,
+    #[serde(default)]
+    pub balance: RawBalance,
+    #[serde(default)]
+    pub protocol: RawProtocol,
+    pub tls: Option<RawUpstreamTls>,
+    pub connect_timeout: Option<ConfigDuration>,
+    pub response_timeout: Option<ConfigDuration>,
+    pub pool_idle_timeout: Option<ConfigDuration>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RawBalance {
+    #[default]
+    RoundRobin,
+    LeastRequest,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RawProtocol {
+    #[default]
+    Http1,
+    Http2,
+}
+
+/// `tls: {}` means TLS with the system's roots and SNI from the address.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "{server_name: NAME, ca: FILE}")]
+pub struct RawUpstreamTls {
+    pub server_name: Option<String>,
+    pub ca: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a header route: {name: NAME, match: [...], backend: canary|stable}"
+)]
+pub struct RawHeaderRoute {
+    pub name: String,
+    #[serde(default, rename = "match")]
+    pub matches: Vec<RawHeaderMatch>,
+    #[serde(default)]
+    pub backend: RawTarget,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RawTarget {
+    #[default]
+    Canary,
+    Stable,
+}
+
+/// Exactly one of `cookie`, `header` must be set (checked in `compile`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "{cookie: NAME} or {header: NAME}")]
+pub struct RawSticky {
+    pub cookie: Option<String>,
+    pub header: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mirror: {percent: N, match: [...]}"
+)]
+pub struct RawMirror {
+    pub name: Option<String>,
+    pub percent: Percent,
+    #[serde(default, rename = "match")]
+    pub matches: Vec<RawHeaderMatch>,
+}

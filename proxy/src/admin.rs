@@ -1,0 +1,139 @@
+//! The admin listener: /metrics for scrapers, /live and /ready for probes, /routes for people.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use serde_json::json;
+use tokio::net::TcpListener;
+
+use crate::forward::body::ResponseBody;
+use crate::listen::Shutdown;
+use crate::plane::DataPlane;
+use crate::table::spec::{BackendSpec, RouteSpec, StickySpec, Target, ValueMatch};
+use crate::table::RouteTable;
+
+pub async fn serve_admin(listener: TcpListener, plane: Arc<DataPlane>, mut shutdown: Shutdown) {
+    let builder = auto::Builder::new(TokioExecutor::new());
+    loop {
+        let (tcp, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                Err(err) => {
+                    tracing::warn!(error = %err, "admin accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = shutdown.wait() => return,
+        };
+        let plane = plane.clone();
+        let conn = builder
+            .serve_connection(
+                TokioIo::new(tcp),
+                service_fn(move |req| {
+                    let plane = plane.clone();
+                    async move { Ok::<_, Infallible>(route(&plane, req)) }
+                }),
+            )
+            .into_owned();
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+    }
+}
+
+fn route(plane: &DataPlane, req: Request<Incoming>) -> Response<ResponseBody> {
+    match (req.method(), req.uri().path()) {
+        (&Method::GET, "/metrics") => {
+            let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
+            let format = crate::stats::negotiate(accept);
+            let text = plane.metrics.encode(format);
+            reply(StatusCode::OK, crate::stats::content_type(format), text)
+        }
+        (&Method::GET, "/live") => reply(StatusCode::OK, "text/plain", "live\n".into()),
+        (&Method::GET, "/ready") => {
+            let table = plane.table.load();
+            if table.generation() > 0 {
+                let body = json!({"ready": true, "generation": table.generation()});
+                reply(StatusCode::OK, "application/json", body.to_string())
+            } else {
+                let body = json!({"ready": false, "reason": "no routing table loaded yet"});
+                reply(StatusCode::SERVICE_UNAVAILABLE, "application/json", body.to_string())
+            }
+        }
+        (&Method::GET, "/routes") => {
+            let body = routes_json(&plane.table.load());
+            reply(StatusCode::OK, "application/json", format!("{body:#}\n"))
+        }
+        (_, "/metrics" | "/live" | "/ready" | "/routes") => {
+            reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "only GET here\n".into())
+        }
+        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics /live /ready /routes\n".into()),
+    }
+}
+
+fn reply(status: StatusCode, content_type: &'static str, body: String) -> Response<ResponseBody> {
+    let mut resp = Response::new(ResponseBody::text(body));
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp
+}
+
+/// The table in force, in user-facing units (percent, durations in seconds).
+pub fn routes_json(table: &RouteTable) -> serde_json::Value {
+    let routes: Vec<_> = table.spec().routes.iter().map(route_json).collect();
+    json!({"generation": table.generation(), "routes": routes})
+}
+
+fn route_json(r: &RouteSpec) -> serde_json::Value {
+    let rules = |ms: &[crate::table::spec::HeaderMatchSpec]| -> Vec<serde_json::Value> {
+        ms.iter()
+            .map(|m| match &m.value {
+                ValueMatch::Exact(v) => json!({"name": m.name, "exact": v}),
+                ValueMatch::Prefix(v) => json!({"name": m.name, "prefix": v}),
+                ValueMatch::Regex(v) => json!({"name": m.name, "regex": v}),
+            })
+            .collect()
+    };
+    json!({
+        "name": r.name,
+        "match": {"hosts": r.hosts, "path_prefix": r.path_prefix, "headers": rules(&r.headers)},
+        "stable": backend_json(&r.stable),
+        "canary": r.canary.as_ref().map(backend_json),
+        "canary_weight": r.canary_weight_bp as f64 / 100.0,
+        "header_routes": r.header_routes.iter().map(|h| json!({
+            "name": h.name,
+            "match": rules(&h.matches),
+            "backend": match h.target { Target::Stable => "stable", Target::Canary => "canary" },
+        })).collect::<Vec<_>>(),
+        "sticky": r.sticky.as_ref().map(|s| match s {
+            StickySpec::Cookie(c) => json!({"cookie": c}),
+            StickySpec::Header(h) => json!({"header": h}),
+        }),
+        "mirror": r.mirror.as_ref().map(|m| json!({
+            "name": m.name, "percent": m.percent_bp as f64 / 100.0, "match": rules(&m.matches),
+        })),
+        "timeout_seconds": r.timeout.map(|t| t.as_secs_f64()),
+    })
+}
+
+fn backend_json(b: &BackendSpec) -> serde_json::Value {
+    json!({
+        "addresses": b.addresses,
+        "balance": match b.balance {
+            crate::table::spec::Balance::RoundRobin => "round_robin",
+            crate::table::spec::Balance::LeastRequest => "least_request",
+        },
+        "protocol": match b.protocol {
+            crate::table::spec::UpstreamProtocol::Http1 => "http1",
+            crate::table::spec::UpstreamProtocol::Http2 => "http2",
+        },
+        "tls": b.tls.is_some(),
+    })
+}

@@ -1,0 +1,197 @@
+//! The two body types of the data path. Both are enums rather than boxed trait objects: the
+//! common case (stream the peer's body through) costs no allocation.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::HeaderMap;
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+use tokio::sync::mpsc;
+
+use crate::stats::{grpc_status_is_fault, Outcome};
+use crate::table::BackendStats;
+use crate::upstream::Release;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What weir sends upstream: the client's body streamed through, or a copy for a mirror.
+pub enum RequestBody {
+    Incoming(Incoming),
+    /// The client's body, each data frame also offered to a mirror. A mirror that cannot keep
+    /// up loses its copy (the sender is dropped); the client's request never waits for it.
+    Tee(Incoming, Option<mpsc::Sender<Bytes>>),
+    /// A mirror's copy of the client's body.
+    Mirror(mpsc::Receiver<Bytes>),
+    Bytes(Option<Bytes>),
+    Empty,
+}
+
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            RequestBody::Incoming(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            RequestBody::Tee(b, tx) => {
+                let polled = Pin::new(b).poll_frame(cx);
+                match &polled {
+                    Poll::Ready(Some(Ok(frame))) => {
+                        if let (Some(data), Some(sender)) = (frame.data_ref(), tx.as_ref()) {
+                            if sender.try_send(data.clone()).is_err() {
+                                *tx = None;
+                            }
+                        }
+                    }
+                    Poll::Ready(_) => *tx = None,
+                    Poll::Pending => {}
+                }
+                polled.map_err(Into::into)
+            }
+            RequestBody::Mirror(rx) => rx.poll_recv(cx).map(|d| d.map(|d| Ok(Frame::data(d)))),
+            RequestBody::Bytes(b) => Poll::Ready(b.take().map(|d| Ok(Frame::data(d)))),
+            RequestBody::Empty => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            RequestBody::Incoming(b) | RequestBody::Tee(b, _) => b.is_end_stream(),
+            RequestBody::Mirror(_) => false,
+            RequestBody::Bytes(b) => b.is_none(),
+            RequestBody::Empty => true,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            RequestBody::Incoming(b) | RequestBody::Tee(b, _) => b.size_hint(),
+            RequestBody::Mirror(_) => SizeHint::default(),
+            RequestBody::Bytes(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            _ => SizeHint::with_exact(0),
+        }
+    }
+}
+
+/// What weir answers: the upstream's body streamed back, or a short body of weir's own.
+pub enum ResponseBody {
+    Upstream(UpstreamBody),
+    Bytes(Option<Bytes>),
+    Empty,
+}
+
+impl ResponseBody {
+    pub fn text(s: impl Into<Bytes>) -> Self {
+        ResponseBody::Bytes(Some(s.into()))
+    }
+}
+
+/// A gRPC outcome waits for the trailers: grpc-status travels there.
+pub struct PendingGrpc {
+    pub stats: BackendStats,
+    pub outcome: Outcome,
+}
+
+impl PendingGrpc {
+    fn finish(self, trailers: Option<&HeaderMap>) {
+        let mut outcome = self.outcome;
+        if let Some(code) = trailers.and_then(|t| t.get("grpc-status")) {
+            outcome.grpc_fault = grpc_status_is_fault(code.as_bytes());
+        }
+        self.stats.record(&outcome);
+    }
+}
+
+/// The upstream's response body, with what must happen when it ends: the pooled connection
+/// goes back, a gRPC outcome is recorded.
+pub struct UpstreamBody {
+    body: Incoming,
+    release: Option<Release>,
+    grpc: Option<PendingGrpc>,
+}
+
+impl UpstreamBody {
+    pub fn new(body: Incoming, release: Release, grpc: Option<PendingGrpc>) -> Self {
+        let mut this = UpstreamBody { body, release: Some(release), grpc };
+        if this.body.is_end_stream() {
+            this.finished(None);
+        }
+        this
+    }
+
+    fn finished(&mut self, trailers: Option<&HeaderMap>) {
+        if let Some(release) = self.release.take() {
+            release.reuse();
+        }
+        if let Some(grpc) = self.grpc.take() {
+            grpc.finish(trailers);
+        }
+    }
+}
+
+impl Drop for UpstreamBody {
+    fn drop(&mut self) {
+        // Dropped before its end: the connection is not reused (Release's own Drop), and a
+        // gRPC call cut short is recorded with what is known.
+        if let Some(grpc) = self.grpc.take() {
+            grpc.finish(None);
+        }
+    }
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            ResponseBody::Upstream(up) => {
+                let polled = Pin::new(&mut up.body).poll_frame(cx);
+                match &polled {
+                    Poll::Ready(None) => up.finished(None),
+                    Poll::Ready(Some(Ok(frame))) => {
+                        if let Some(trailers) = frame.trailers_ref() {
+                            up.finished(Some(trailers));
+                        } else if up.body.is_end_stream() {
+                            up.finished(None);
+                        }
+                    }
+                    Poll::Ready(Some(Err(_))) => {
+                        up.release = None;
+                        if let Some(grpc) = up.grpc.take() {
+                            grpc.finish(None);
+                        }
+                    }
+                    Poll::Pending => {}
+                }
+                polled.map_err(Into::into)
+            }
+            ResponseBody::Bytes(b) => Poll::Ready(b.take().map(|d| Ok(Frame::data(d)))),
+            ResponseBody::Empty => Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Upstream(up) => up.body.is_end_stream(),
+            ResponseBody::Bytes(b) => b.is_none(),
+            ResponseBody::Empty => true,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Upstream(up) => up.body.size_hint(),
+            ResponseBody::Bytes(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            _ => SizeHint::with_exact(0),
+        }
+    }
+}

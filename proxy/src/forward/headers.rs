@@ -1,0 +1,136 @@
+//! Header rewriting on both legs: hop-by-hop fields go (RFC 9110 §7.6.1), forwarding fields
+//! are added. A client's X-Forwarded-For is only ever appended to, never believed.
+
+use std::net::IpAddr;
+
+use http::header::{HeaderName, HeaderValue, CONNECTION, HOST, TE, TRANSFER_ENCODING, UPGRADE};
+use http::HeaderMap;
+
+static KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
+static PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
+static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+
+/// Removes hop-by-hop fields. With `keep_upgrade` (a real upgrade in progress) the `Upgrade`
+/// field and a `Connection: upgrade` stay. Returns whether the peer sent `TE: trailers`.
+pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
+    let mut wants_trailers = false;
+    if let Some(te) = headers.get(TE) {
+        wants_trailers = te.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"trailers"));
+    }
+    if headers.contains_key(CONNECTION) {
+        // Every field the Connection header names is hop-by-hop too.
+        let named: Vec<HeaderName> = headers
+            .get_all(CONNECTION)
+            .iter()
+            .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+            .filter_map(|t| HeaderName::from_bytes(t.trim_ascii()).ok())
+            .collect();
+        for name in named {
+            if !(keep_upgrade && name == UPGRADE) {
+                headers.remove(&name);
+            }
+        }
+        headers.remove(CONNECTION);
+    }
+    headers.remove(&KEEP_ALIVE);
+    headers.remove(&PROXY_CONNECTION);
+    headers.remove(TE);
+    headers.remove(TRANSFER_ENCODING);
+    if keep_upgrade {
+        headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+    } else {
+        headers.remove(UPGRADE);
+    }
+    wants_trailers
+}
+
+/// Appends the client to X-Forwarded-For and states the original proto and host.
+pub fn add_forwarded(headers: &mut HeaderMap, client: IpAddr, tls: bool, host: Option<&str>) {
+    let mut xff = String::new();
+    for v in headers.get_all(&X_FORWARDED_FOR) {
+        if let Ok(s) = v.to_str() {
+            xff.push_str(s);
+            xff.push_str(", ");
+        }
+    }
+    xff.push_str(&client.to_string());
+    if let Ok(v) = HeaderValue::from_str(&xff) {
+        headers.insert(X_FORWARDED_FOR.clone(), v);
+    }
+    headers.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(if tls { "https" } else { "http" }));
+    match host.and_then(|h| HeaderValue::from_str(h).ok()) {
+        Some(h) => {
+            headers.insert(X_FORWARDED_HOST.clone(), h);
+        }
+        None => {
+            headers.remove(&X_FORWARDED_HOST);
+        }
+    }
+}
+
+/// Whether this HTTP/1 request asks to switch protocols (WebSocket and the like).
+pub fn is_upgrade(headers: &HeaderMap) -> bool {
+    headers.contains_key(UPGRADE)
+        && headers.get_all(CONNECTION).iter().any(|v| {
+            v.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
+        })
+}
+
+/// The Host an HTTP/1 upstream needs when the client spoke HTTP/2 (which carries :authority).
+pub fn ensure_host(headers: &mut HeaderMap, authority: Option<&str>) {
+    if !headers.contains_key(HOST) {
+        if let Some(v) = authority.and_then(|a| HeaderValue::from_str(a).ok()) {
+            headers.insert(HOST, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn strips_named_and_fixed_hop_by_hop() {
+        let mut h = map(&[
+            ("connection", "close, x-secret"),
+            ("x-secret", "1"),
+            ("keep-alive", "timeout=5"),
+            ("proxy-connection", "keep-alive"),
+            ("te", "trailers, deflate"),
+            ("transfer-encoding", "chunked"),
+            ("upgrade", "websocket"),
+            ("x-kept", "yes"),
+        ]);
+        assert!(strip_hop_by_hop(&mut h, false));
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert!(h.contains_key("x-kept"));
+    }
+
+    #[test]
+    fn keeps_upgrade_on_a_real_upgrade() {
+        let mut h = map(&[("connection", "Upgrade"), ("upgrade", "websocket")]);
+        assert!(is_upgrade(&h));
+        strip_hop_by_hop(&mut h, true);
+        assert_eq!(h.get("upgrade").unwrap(), "websocket");
+        assert_eq!(h.get("connection").unwrap(), "upgrade");
+    }
+
+    #[test]
+    fn xff_appends_and_never_replaces() {
+        let mut h = map(&[("x-forwarded-for", "1.2.3.4"), ("x-forwarded-proto", "https")]);
+        add_forwarded(&mut h, "10.0.0.9".parse().unwrap(), false, Some("example.com"));
+        assert_eq!(h.get("x-forwarded-for").unwrap(), "1.2.3.4, 10.0.0.9");
+        assert_eq!(h.get("x-forwarded-proto").unwrap(), "http");
+        assert_eq!(h.get("x-forwarded-host").unwrap(), "example.com");
+    }
+}

@@ -1,0 +1,69 @@
+//! Argo's setMirrorRoute: a share of matching requests is also sent to canary, fire-and-forget.
+//! The copy runs in its own task, bounded in number; its answer is read and thrown away.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::request::Parts;
+use http::Request;
+use http_body_util::BodyExt;
+use tokio::sync::{mpsc, Semaphore};
+
+use super::body::RequestBody;
+use super::shape_for_upstream;
+use crate::stats::Role;
+use crate::table::Route;
+
+/// Frames buffered for a mirror before it is dropped for being slow.
+const MIRROR_BUFFER_FRAMES: usize = 16;
+
+/// Starts a mirror if the route wants one for this request. Returns the sender to tee the
+/// client's body into (None when there is no mirror, Some(None) when the body is empty).
+pub(super) fn start(
+    route: &Arc<Route>,
+    parts: &Parts,
+    in_flight: &Arc<Semaphore>,
+    body_is_empty: bool,
+) -> Option<Option<mpsc::Sender<Bytes>>> {
+    if !route.should_mirror(&parts.headers) {
+        return None;
+    }
+    let Ok(permit) = in_flight.clone().try_acquire_owned() else {
+        tracing::debug!(route = %route.name, "mirror skipped: too many in flight");
+        return None;
+    };
+    let (tx, body) = if body_is_empty {
+        (None, RequestBody::Empty)
+    } else {
+        let (tx, rx) = mpsc::channel(MIRROR_BUFFER_FRAMES);
+        (Some(tx), RequestBody::Mirror(rx))
+    };
+    let mut copy = Request::new(body);
+    *copy.method_mut() = parts.method.clone();
+    *copy.uri_mut() = parts.uri.clone();
+    *copy.headers_mut() = parts.headers.clone();
+    let route = route.clone();
+    tokio::spawn(async move {
+        let _permit = permit;
+        let endpoint = route.backend(Role::Canary).pick().clone();
+        let lease = match endpoint.checkout().await {
+            Ok(lease) => lease,
+            Err(err) => {
+                tracing::debug!(route = %route.name, error = err.as_str(), "mirror connect failed");
+                return;
+            }
+        };
+        let copy = shape_for_upstream(copy, &endpoint, false);
+        let sent = tokio::time::timeout(endpoint.response_timeout(), lease.send(copy)).await;
+        if let Ok(Ok((resp, release))) = sent {
+            let mut body = resp.into_body();
+            while let Some(frame) = body.frame().await {
+                if frame.is_err() {
+                    return;
+                }
+            }
+            release.reuse();
+        }
+    });
+    Some(tx)
+}

@@ -1,0 +1,13 @@
+//! weir-proxy: the data plane. It knows routes, backends and weights — nothing about rollouts.
+//! The control plane drives it only through `DataPlane::apply` (a new `TableSpec`, compiled and
+//! swapped whole) and reads it through the live windows.
+
+pub mod admin;
+pub mod forward;
+pub mod listen;
+pub mod plane;
+pub mod stats;
+pub mod table;
+pub mod upstream;
+
+pub use plane::DataPlane;

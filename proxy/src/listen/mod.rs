@@ -1,0 +1,9 @@
+//! Client-facing listeners: accept, optional TLS, HTTP/1.1 and HTTP/2 on the same port, limits,
+//! graceful shutdown.
+
+mod server;
+pub mod spec;
+mod tls;
+
+pub use server::{bind, serve, Shutdown};
+pub use tls::{server_config, ReloadableTls};

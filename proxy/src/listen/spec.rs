@@ -1,0 +1,62 @@
+//! Plain-data settings for listeners and the admin endpoint, as the control plane hands them over.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ListenerSpec {
+    /// Used in logs; unique.
+    pub name: String,
+    pub address: SocketAddr,
+    /// Some = terminate TLS (ALPN h2, http/1.1); the files are re-read on every config reload.
+    pub tls: Option<ServerTlsSpec>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerTlsSpec {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
+}
+
+/// Limits and timeouts for client connections, shared by every listener.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LimitsSpec {
+    /// Accepting pauses while this many client connections are open.
+    pub max_connections: usize,
+    /// A client must send a request's whole header block within this time (slowloris); the
+    /// same timer runs while an HTTP/1 keep-alive connection waits for its next request.
+    pub header_read_timeout: Duration,
+    /// Largest header block accepted; past it the client gets 431.
+    pub max_header_bytes: usize,
+    /// Most header fields accepted; past it the client gets 431.
+    pub max_headers: usize,
+    /// An HTTP/2 connection with no stream for this long is closed.
+    pub idle_timeout: Duration,
+    /// On SIGTERM/SIGINT, in-flight requests get this long to finish.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for LimitsSpec {
+    fn default() -> Self {
+        LimitsSpec {
+            max_connections: 10_000,
+            header_read_timeout: Duration::from_secs(10),
+            max_header_bytes: 64 * 1024,
+            max_headers: 100,
+            idle_timeout: Duration::from_secs(300),
+            shutdown_grace: Duration::from_secs(30),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdminSpec {
+    pub address: SocketAddr,
+}
+
+impl Default for AdminSpec {
+    fn default() -> Self {
+        AdminSpec { address: SocketAddr::from(([127, 0, 0, 1], 9901)) }
+    }
+}

@@ -1,0 +1,39 @@
+//! The data plane as one value: what the control plane holds to drive it.
+
+use std::sync::Arc;
+
+use crate::forward::Proxy;
+use crate::stats::{LiveStats, Metrics};
+use crate::table::spec::TableSpec;
+use crate::table::{Compiler, TableErrors, TableHandle};
+use crate::upstream::Upstreams;
+
+pub struct DataPlane {
+    pub table: Arc<TableHandle>,
+    pub metrics: Arc<Metrics>,
+    pub live: Arc<LiveStats>,
+    pub proxy: Arc<Proxy>,
+    compiler: Compiler,
+}
+
+impl DataPlane {
+    pub fn new() -> Arc<Self> {
+        let metrics = Arc::new(Metrics::new());
+        let live = Arc::new(LiveStats::new());
+        let table = Arc::new(TableHandle::new(metrics.clone()));
+        let compiler = Compiler { upstreams: Arc::new(Upstreams::new()), metrics: metrics.clone(), live: live.clone() };
+        Arc::new(DataPlane { proxy: Arc::new(Proxy::new(table.clone())), table, metrics, live, compiler })
+    }
+
+    /// Compiles and validates `spec`; only a table without errors is swapped in. Returns the
+    /// new generation. On error the table in force keeps serving.
+    pub fn apply(&self, spec: &TableSpec) -> Result<u64, TableErrors> {
+        let table = self.compiler.compile(spec)?;
+        Ok(self.table.swap(table))
+    }
+
+    /// Checks a spec without swapping anything (for `weir check`).
+    pub fn validate(&self, spec: &TableSpec) -> Result<(), TableErrors> {
+        self.compiler.compile(spec).map(|_| ())
+    }
+}

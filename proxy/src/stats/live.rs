@@ -1,0 +1,482 @@
+//! Live windows: the last 60 s of outcomes per route×backend, in memory, for the analysis loop.
+//!
+//! The data path records here on every request, so recording is atomics only: no lock, no
+//! allocation. Reading (a snapshot) merges slots into plain integers and is the control path.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::outcome::{Outcome, Role, UpstreamError};
+
+/// Seconds kept per window, at one slot per second.
+pub const WINDOW_SECS: u64 = 60;
+const SLOTS: usize = WINDOW_SECS as usize;
+
+/// Lower edge of the first latency bucket; faster values land in bucket 0.
+const MIN_NANOS: f64 = 10_000.0; // 10 µs
+/// Each bucket's upper edge is `RATIO` times its lower edge, so a bucket's geometric midpoint is
+/// within sqrt(1.02) - 1 ≈ 0.995 % of any value in it.
+const RATIO: f64 = 1.02;
+/// `RATIO.ln()`, spelled out because `ln` is not `const` and this is on the hot path.
+const LN_RATIO: f64 = 0.019_802_627_296_179_712;
+/// 10 µs · 1.02^814 ≈ 100.1 s; slower values land in the last bucket.
+pub const LATENCY_BUCKETS: usize = 814;
+
+/// The latency bucket of a duration, clamped to the edge buckets.
+fn bucket_index(latency: Duration) -> usize {
+    let nanos = latency.as_nanos() as f64;
+    if nanos <= MIN_NANOS {
+        return 0;
+    }
+    // `as usize` saturates, so huge values are safe before the clamp.
+    let index = ((nanos / MIN_NANOS).ln() / LN_RATIO) as usize;
+    index.min(LATENCY_BUCKETS - 1)
+}
+
+/// A bucket's representative value: the geometric midpoint of its edges.
+fn bucket_value(index: usize) -> Duration {
+    let nanos = MIN_NANOS * RATIO.powf(index as f64 + 0.5);
+    Duration::from_nanos(nanos.round() as u64)
+}
+
+/// Seconds since a process-wide origin, shared by all windows so that stable and canary slots
+/// cover the same wall-clock seconds.
+fn now_second() -> u64 {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_secs()
+}
+
+/// Whole seconds a window spans: rounded up, at most `WINDOW_SECS`.
+fn window_secs(window: Duration) -> u64 {
+    let secs = window.as_secs() + u64::from(window.subsec_nanos() > 0);
+    secs.min(WINDOW_SECS)
+}
+
+/// One second's counters. The latency counts live in `LiveWindow::latency`.
+#[derive(Default)]
+struct Slot {
+    /// The second this slot currently holds.
+    second: AtomicU64,
+    requests: AtomicU64,
+    failures: AtomicU64,
+    connect_failures: AtomicU64,
+}
+
+/// A rolling 60 s window of one route×backend at 1 s resolution.
+pub struct LiveWindow {
+    slots: Box<[Slot]>,
+    /// `SLOTS × LATENCY_BUCKETS` counts, slot-major; one allocation for the whole window.
+    latency: Box<[AtomicU32]>,
+}
+
+impl Default for LiveWindow {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for LiveWindow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveWindow").finish_non_exhaustive()
+    }
+}
+
+impl LiveWindow {
+    pub fn new() -> Self {
+        LiveWindow {
+            slots: (0..SLOTS).map(|_| Slot::default()).collect(),
+            latency: (0..SLOTS * LATENCY_BUCKETS)
+                .map(|_| AtomicU32::new(0))
+                .collect(),
+        }
+    }
+
+    /// Records an outcome in the current second.
+    pub fn record(&self, outcome: &Outcome) {
+        self.record_at(now_second(), outcome);
+    }
+
+    /// Records an outcome in the given second (tests drive time through this).
+    pub fn record_at(&self, second: u64, outcome: &Outcome) {
+        let index = (second % WINDOW_SECS) as usize;
+        let slot = &self.slots[index];
+        let held = slot.second.load(Relaxed);
+        if held > second {
+            // The slot already moved on to a later second: this sample is too old to keep.
+            return;
+        }
+        if held < second
+            && slot
+                .second
+                .compare_exchange(held, second, Relaxed, Relaxed)
+                .is_ok()
+        {
+            // We claimed a stale slot, so we clear it. Benign race: another recorder of this
+            // second may increment before we finish zeroing and lose that sample; that can
+            // only happen in the first microseconds of a second, and a losing claimant simply
+            // records into the slot as it finds it.
+            self.clear(index);
+        }
+
+        slot.requests.fetch_add(1, Relaxed);
+        if outcome.is_failure() {
+            slot.failures.fetch_add(1, Relaxed);
+        }
+        if outcome.error == Some(UpstreamError::Connect) {
+            slot.connect_failures.fetch_add(1, Relaxed);
+        }
+        self.latency[index * LATENCY_BUCKETS + bucket_index(outcome.latency)].fetch_add(1, Relaxed);
+    }
+
+    fn clear(&self, index: usize) {
+        let slot = &self.slots[index];
+        slot.requests.store(0, Relaxed);
+        slot.failures.store(0, Relaxed);
+        slot.connect_failures.store(0, Relaxed);
+        for count in self.slot_latency(index) {
+            count.store(0, Relaxed);
+        }
+    }
+
+    fn slot_latency(&self, index: usize) -> &[AtomicU32] {
+        &self.latency[index * LATENCY_BUCKETS..(index + 1) * LATENCY_BUCKETS]
+    }
+
+    /// Merges the seconds within `(now - window, now]`, the current (partial) second included.
+    pub fn snapshot(&self, window: Duration) -> WindowSnapshot {
+        self.snapshot_at(now_second(), window_secs(window))
+    }
+
+    /// Like `snapshot`, at an explicit second and a window in whole seconds (capped at 60).
+    pub fn snapshot_at(&self, now_second: u64, window_secs: u64) -> WindowSnapshot {
+        let window_secs = window_secs.min(WINDOW_SECS);
+        let mut snapshot = WindowSnapshot::default();
+        for (index, slot) in self.slots.iter().enumerate() {
+            let second = slot.second.load(Relaxed);
+            // Slots never used hold second 0 with all counts zero, so including them is harmless.
+            if second > now_second || second.saturating_add(window_secs) <= now_second {
+                continue;
+            }
+            snapshot.requests += slot.requests.load(Relaxed);
+            snapshot.failures += slot.failures.load(Relaxed);
+            snapshot.connect_failures += slot.connect_failures.load(Relaxed);
+            for (total, count) in snapshot
+                .latency
+                .counts
+                .iter_mut()
+                .zip(self.slot_latency(index))
+            {
+                *total += u64::from(count.load(Relaxed));
+            }
+        }
+        snapshot
+    }
+}
+
+/// The merged counts of a window: plain numbers for the analysis loop.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WindowSnapshot {
+    pub requests: u64,
+    pub failures: u64,
+    pub connect_failures: u64,
+    pub latency: LatencyDistribution,
+}
+
+impl WindowSnapshot {
+    /// Share of requests that did not fail; `None` without traffic.
+    pub fn success_rate(&self) -> Option<f64> {
+        self.error_ratio().map(|e| 1.0 - e)
+    }
+
+    /// Share of requests that failed; `None` without traffic.
+    pub fn error_ratio(&self) -> Option<f64> {
+        (self.requests > 0).then(|| self.failures as f64 / self.requests as f64)
+    }
+
+    pub fn quantile(&self, q: f64) -> Option<Duration> {
+        self.latency.quantile(q)
+    }
+
+    /// How fast the error budget burns: error ratio / (1 - slo), slo as a fraction (0.999).
+    /// `None` without traffic or when the SLO leaves no budget (slo >= 1).
+    pub fn burn_rate(&self, slo: f64) -> Option<f64> {
+        let budget = 1.0 - slo;
+        if budget.is_nan() || budget <= 0.0 {
+            return None;
+        }
+        self.error_ratio().map(|e| e / budget)
+    }
+}
+
+/// Latency counts over the fixed log-scale buckets (10 µs .. 100 s, ratio 1.02).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatencyDistribution {
+    counts: Vec<u64>,
+}
+
+impl Default for LatencyDistribution {
+    fn default() -> Self {
+        LatencyDistribution {
+            counts: vec![0; LATENCY_BUCKETS],
+        }
+    }
+}
+
+impl LatencyDistribution {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn record(&mut self, latency: Duration) {
+        self.counts[bucket_index(latency)] += 1;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.counts.iter().sum()
+    }
+
+    pub fn merge(&mut self, other: &LatencyDistribution) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
+            *mine += theirs;
+        }
+    }
+
+    /// The nearest-rank quantile (`q` in 0..=1), as its bucket's representative value: within
+    /// 1 % of the exact value. `None` when empty or `q` is out of range.
+    pub fn quantile(&self, q: f64) -> Option<Duration> {
+        if !(0.0..=1.0).contains(&q) {
+            return None;
+        }
+        let total = self.count();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0;
+        for (index, count) in self.counts.iter().enumerate() {
+            seen += count;
+            if seen >= rank {
+                return Some(bucket_value(index));
+            }
+        }
+        None
+    }
+}
+
+/// All live windows, keyed by route name and role. Shared as `Arc<LiveStats>`.
+#[derive(Debug, Default)]
+pub struct LiveStats {
+    // Only touched when a table is compiled or the analysis loop reads, never per request.
+    windows: Mutex<HashMap<(String, Role), Arc<LiveWindow>>>,
+}
+
+impl LiveStats {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn windows(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Role), Arc<LiveWindow>>> {
+        // The map holds only `Arc`s, so it is consistent even if a holder panicked.
+        self.windows.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The window of a route×backend, created on first use.
+    pub fn window(&self, route: &str, role: Role) -> Arc<LiveWindow> {
+        let mut windows = self.windows();
+        if let Some(window) = windows.get(&(route.to_owned(), role)) {
+            return Arc::clone(window);
+        }
+        let window = Arc::new(LiveWindow::new());
+        windows.insert((route.to_owned(), role), Arc::clone(&window));
+        window
+    }
+
+    /// A snapshot of a route×backend's window; `None` if it was never created.
+    pub fn snapshot(&self, route: &str, role: Role, window: Duration) -> Option<WindowSnapshot> {
+        let live = self.windows().get(&(route.to_owned(), role)).cloned()?;
+        Some(live.snapshot(window))
+    }
+
+    /// Every route×backend that has a window, sorted.
+    pub fn routes(&self) -> Vec<(String, Role)> {
+        let mut routes: Vec<_> = self.windows().keys().cloned().collect();
+        routes.sort();
+        routes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(ms: u64) -> Outcome {
+        Outcome::response(200, Duration::from_millis(ms))
+    }
+
+    #[test]
+    fn bucket_layout_covers_10us_to_100s() {
+        assert!((LN_RATIO - RATIO.ln()).abs() < 1e-15);
+        assert_eq!(bucket_index(Duration::from_nanos(1)), 0);
+        assert_eq!(bucket_index(Duration::from_micros(10)), 0);
+        // 100 s still lands in a bucket whose value is within 1 %; only slower values clamp.
+        let top = bucket_value(bucket_index(Duration::from_secs(100))).as_secs_f64();
+        assert!((top - 100.0).abs() / 100.0 <= 0.01, "{top}");
+        assert!(bucket_index(Duration::from_secs(97)) < LATENCY_BUCKETS - 1);
+        assert_eq!(bucket_index(Duration::from_secs(101)), LATENCY_BUCKETS - 1);
+        assert_eq!(bucket_index(Duration::MAX), LATENCY_BUCKETS - 1);
+    }
+
+    #[test]
+    fn quantiles_within_one_percent() {
+        // Deterministic xorshift; latencies log-uniform over 50 µs .. 20 s.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut exact = Vec::new();
+        let window = LiveWindow::new();
+        for _ in 0..100_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
+            let nanos = (50_000.0 * (400_000.0f64).powf(unit)) as u64;
+            let latency = Duration::from_nanos(nanos);
+            exact.push(latency);
+            window.record_at(3, &Outcome::response(200, latency));
+        }
+        exact.sort();
+        let snapshot = window.snapshot_at(3, 60);
+        assert_eq!(snapshot.latency.count(), 100_000);
+        for q in [0.5, 0.9, 0.99, 0.999] {
+            let want = exact[(q * exact.len() as f64).ceil() as usize - 1].as_secs_f64();
+            let got = snapshot.quantile(q).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+            let error = (got - want).abs() / want;
+            assert!(
+                error <= 0.01,
+                "q={q}: got {got}, want {want}, error {error}"
+            );
+        }
+        assert_eq!(snapshot.quantile(1.5), None);
+        assert_eq!(WindowSnapshot::default().quantile(0.5), None);
+    }
+
+    #[test]
+    fn four_hundreds_are_not_failures() {
+        let window = LiveWindow::new();
+        window.record_at(1, &Outcome::response(404, Duration::from_millis(3)));
+        window.record_at(1, &Outcome::response(429, Duration::from_millis(3)));
+        window.record_at(1, &Outcome::response(503, Duration::from_millis(3)));
+        window.record_at(1, &Outcome::error(UpstreamError::Connect, Duration::ZERO));
+        let mut grpc = ok(1);
+        grpc.grpc_fault = true;
+        window.record_at(1, &grpc);
+        let s = window.snapshot_at(1, 60);
+        assert_eq!((s.requests, s.failures, s.connect_failures), (5, 3, 1));
+        assert_eq!(s.error_ratio(), Some(0.6));
+        let burn = s.burn_rate(0.999).unwrap_or(0.0);
+        assert!((burn - 600.0).abs() < 1e-6, "{burn}");
+        assert!((s.success_rate().unwrap_or(0.0) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn empty_window_has_no_rates() {
+        let s = LiveWindow::new().snapshot_at(100, 60);
+        assert_eq!(s.success_rate(), None);
+        assert_eq!(s.error_ratio(), None);
+        assert_eq!(s.burn_rate(0.999), None);
+    }
+
+    #[test]
+    fn slots_expire() {
+        let window = LiveWindow::new();
+        window.record_at(10, &ok(5));
+        assert_eq!(window.snapshot_at(75, 60).requests, 0);
+        assert_eq!(window.snapshot_at(69, 60).requests, 1);
+        assert_eq!(window.snapshot_at(70, 60).requests, 0);
+        assert_eq!(window.snapshot_at(10, 30).requests, 1);
+        assert_eq!(window.snapshot_at(40, 30).requests, 0);
+        // A snapshot from before the sample's second does not see it.
+        assert_eq!(window.snapshot_at(9, 30).requests, 0);
+    }
+
+    #[test]
+    fn reused_slot_is_cleared() {
+        let window = LiveWindow::new();
+        window.record_at(10, &Outcome::response(500, Duration::from_millis(5)));
+        // Second 70 maps to the same slot as second 10.
+        window.record_at(70, &ok(5));
+        let s = window.snapshot_at(70, 60);
+        assert_eq!((s.requests, s.failures, s.latency.count()), (1, 0, 1));
+        // A late sample for the old second is dropped, not mixed into the new one.
+        window.record_at(10, &ok(5));
+        assert_eq!(window.snapshot_at(70, 60).requests, 1);
+    }
+
+    #[test]
+    fn concurrent_recording_in_one_second_is_exact() {
+        let window = Arc::new(LiveWindow::new());
+        // Claim the slot first so no recorder races the zeroing.
+        window.record_at(5, &ok(1));
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let window = Arc::clone(&window);
+                std::thread::spawn(move || {
+                    for i in 0..20_000u64 {
+                        let status = if i % 10 == 0 { 500 } else { 200 };
+                        let latency = Duration::from_micros(100 + t * 1000 + i % 500);
+                        window.record_at(5, &Outcome::response(status, latency));
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            assert!(thread.join().is_ok());
+        }
+        let s = window.snapshot_at(5, 60);
+        assert_eq!(s.requests, 80_001);
+        assert_eq!(s.failures, 8_000);
+        assert_eq!(s.latency.count(), 80_001);
+    }
+
+    #[test]
+    fn merge_adds_counts() {
+        let mut a = LatencyDistribution::new();
+        let mut b = LatencyDistribution::new();
+        a.record(Duration::from_millis(1));
+        b.record(Duration::from_millis(100));
+        b.record(Duration::from_millis(100));
+        a.merge(&b);
+        assert_eq!(a.count(), 3);
+        let p99 = a.quantile(0.99).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+        assert!((p99 - 0.1).abs() / 0.1 < 0.01, "{p99}");
+    }
+
+    #[test]
+    fn live_stats_reuses_windows() {
+        let stats = LiveStats::new();
+        let a = stats.window("api", Role::Canary);
+        let b = stats.window("api", Role::Canary);
+        assert!(Arc::ptr_eq(&a, &b));
+        stats.window("api", Role::Stable);
+        a.record(&ok(2));
+        let s = stats.snapshot("api", Role::Canary, Duration::from_secs(60));
+        assert_eq!(s.map(|s| s.requests), Some(1));
+        assert!(stats
+            .snapshot("web", Role::Canary, Duration::from_secs(60))
+            .is_none());
+        assert_eq!(
+            stats.routes(),
+            vec![
+                ("api".to_owned(), Role::Stable),
+                ("api".to_owned(), Role::Canary)
+            ]
+        );
+    }
+
+    #[test]
+    fn is_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<LiveStats>();
+        check::<LiveWindow>();
+    }
+}

@@ -1,0 +1,378 @@
+//! The Prometheus registry and the per route×backend handles the data path records through.
+
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, OnceLock};
+
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Registry, Unit};
+
+use super::exposition::{to_classic, Format};
+use super::histogram::AtomicHistogram;
+use super::outcome::{Outcome, Role, UpstreamError};
+
+type RouteLabels = [(&'static str, String); 1];
+type BackendLabels = [(&'static str, String); 2];
+type ErrorLabels = [(&'static str, String); 3];
+type RequestLabels = [(&'static str, String); 4];
+type ResultLabels = [(&'static str, &'static str); 1];
+
+/// Status codes with a pre-resolved counter slot: 100..=599.
+const FIRST_STATUS: u16 = 100;
+const STATUS_SLOTS: usize = 500;
+
+/// weir's metrics. Shared as `Arc<Metrics>`; the data path only touches `BackendMetrics`.
+#[derive(Debug)]
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    duration: Family<BackendLabels, AtomicHistogram>,
+    upstream_errors: Family<ErrorLabels, Counter>,
+    canary_weight: Family<RouteLabels, Gauge<f64, AtomicU64>>,
+    table_swaps: Counter,
+    table_generation: Gauge,
+    config_reloads: Family<ResultLabels, Counter>,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("weir");
+        let requests = Family::default();
+        let duration = Family::default();
+        let upstream_errors = Family::default();
+        let canary_weight = Family::default();
+        let table_swaps = Counter::default();
+        let table_generation = Gauge::default();
+        let config_reloads = Family::<ResultLabels, Counter>::default();
+
+        registry.register(
+            "requests",
+            "Upstream attempts by route, backend, status code and class; gRPC server faults \
+             and upstream errors are class 5xx",
+            requests.clone(),
+        );
+        registry.register_with_unit(
+            "request_duration",
+            "Time from sending an upstream attempt to its response headers or error",
+            Unit::Seconds,
+            duration.clone(),
+        );
+        registry.register(
+            "upstream_errors",
+            "Upstream attempts that got no response, by kind",
+            upstream_errors.clone(),
+        );
+        registry.register(
+            "canary_weight_ratio",
+            "Share of the route's traffic sent to the canary, 0 to 1",
+            canary_weight.clone(),
+        );
+        registry.register(
+            "table_swaps",
+            "Routing tables swapped in",
+            table_swaps.clone(),
+        );
+        registry.register(
+            "table_generation",
+            "Generation of the routing table serving traffic",
+            table_generation.clone(),
+        );
+        registry.register(
+            "config_reloads",
+            "Configuration reloads by result",
+            config_reloads.clone(),
+        );
+        // Both series exist from the start, so `increase()` sees the first failure.
+        for result in ["success", "failure"] {
+            config_reloads
+                .get_or_create(&[("result", result)])
+                .inc_by(0);
+        }
+
+        Metrics {
+            registry,
+            requests,
+            duration,
+            upstream_errors,
+            canary_weight,
+            table_swaps,
+            table_generation,
+            config_reloads,
+        }
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Pre-resolved handles for one route×backend; called when a table is compiled.
+    pub fn backend(&self, route: &str, role: Role) -> BackendMetrics {
+        let backend_labels = [
+            ("route", route.to_owned()),
+            ("backend", role.as_str().to_owned()),
+        ];
+        let errors = UpstreamError::ALL.map(|kind| {
+            self.upstream_errors
+                .get_or_create(&[
+                    ("route", route.to_owned()),
+                    ("backend", role.as_str().to_owned()),
+                    ("kind", kind.as_str().to_owned()),
+                ])
+                .clone()
+        });
+        let empty_slots = || (0..STATUS_SLOTS).map(|_| OnceLock::new()).collect();
+        BackendMetrics {
+            inner: Arc::new(BackendInner {
+                route: route.to_owned(),
+                backend: role.as_str(),
+                requests: self.requests.clone(),
+                by_status: empty_slots(),
+                grpc_faults: empty_slots(),
+                duration: self.duration.get_or_create(&backend_labels).clone(),
+                errors,
+            }),
+        }
+    }
+
+    /// Sets the route's canary weight gauge from basis points (0..=10000).
+    pub fn set_canary_weight(&self, route: &str, weight_bp: u16) {
+        let ratio = f64::from(weight_bp.min(10_000)) / 10_000.0;
+        self.canary_weight
+            .get_or_create(&[("route", route.to_owned())])
+            .set(ratio);
+    }
+
+    /// Drops a route's weight gauge once the route is gone from the table.
+    pub fn remove_route(&self, route: &str) {
+        self.canary_weight.remove(&[("route", route.to_owned())]);
+    }
+
+    pub fn table_swapped(&self, generation: u64) {
+        self.table_swaps.inc();
+        self.table_generation
+            .set(i64::try_from(generation).unwrap_or(i64::MAX));
+    }
+
+    pub fn config_reload(&self, ok: bool) {
+        let result = if ok { "success" } else { "failure" };
+        self.config_reloads
+            .get_or_create(&[("result", result)])
+            .inc();
+    }
+
+    /// The registry as text in the given format.
+    pub fn encode(&self, format: Format) -> String {
+        let mut text = String::new();
+        // Writing to a String cannot fail; an encoder error would be a library bug, so serve
+        // what was written rather than nothing.
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
+            tracing::warn!(%error, "encoding metrics failed");
+        }
+        match format {
+            Format::OpenMetrics => text,
+            Format::Classic => to_classic(&text),
+        }
+    }
+}
+
+/// The metric handles of one route×backend. Cheap to clone; recording takes no lock once a
+/// status code has been seen.
+#[derive(Clone, Debug)]
+pub struct BackendMetrics {
+    inner: Arc<BackendInner>,
+}
+
+#[derive(Debug)]
+struct BackendInner {
+    route: String,
+    backend: &'static str,
+    requests: Family<RequestLabels, Counter>,
+    /// Request counters by status (index `status - 100`), resolved on first use.
+    by_status: Box<[OnceLock<Counter>]>,
+    /// The same for outcomes forced into class 5xx whose status is not 5xx (gRPC faults).
+    grpc_faults: Box<[OnceLock<Counter>]>,
+    duration: AtomicHistogram,
+    /// Indexed like `UpstreamError::ALL`.
+    errors: [Counter; 5],
+}
+
+impl BackendMetrics {
+    pub fn record(&self, outcome: &Outcome) {
+        let inner = &*self.inner;
+        inner.duration.observe(outcome.latency);
+
+        let mut code = outcome.status;
+        if let Some(error) = outcome.error {
+            inner.errors[error as usize].inc();
+            // An error's status is weir's answer for it, which is always a 5xx.
+            if !(500..=599).contains(&code) {
+                code = error.status();
+            }
+        }
+        let forced = outcome.grpc_fault || outcome.error.is_some();
+        let class = if forced { "5xx" } else { status_class(code) };
+        let slots = if forced && class != status_class(code) {
+            &inner.grpc_faults
+        } else {
+            &inner.by_status
+        };
+        let slot = usize::from(code)
+            .checked_sub(usize::from(FIRST_STATUS))
+            .and_then(|i| slots.get(i));
+        match slot {
+            Some(slot) => slot.get_or_init(|| self.counter(code, class)).inc(),
+            // Outside 100..=599: rare enough to resolve every time.
+            None => self.counter(code, class).inc(),
+        };
+    }
+
+    fn counter(&self, code: u16, class: &'static str) -> Counter {
+        let inner = &*self.inner;
+        inner
+            .requests
+            .get_or_create(&[
+                ("route", inner.route.clone()),
+                ("backend", inner.backend.to_owned()),
+                ("code", code.to_string()),
+                ("class", class.to_owned()),
+            ])
+            .clone()
+    }
+}
+
+fn status_class(code: u16) -> &'static str {
+    match code {
+        100..=199 => "1xx",
+        200..=299 => "2xx",
+        300..=399 => "3xx",
+        400..=499 => "4xx",
+        500..=599 => "5xx",
+        _ => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn classic(metrics: &Metrics) -> String {
+        metrics.encode(Format::Classic)
+    }
+
+    #[test]
+    fn error_kinds_index_like_all() {
+        for (i, kind) in UpstreamError::ALL.into_iter().enumerate() {
+            assert_eq!(kind as usize, i);
+        }
+    }
+
+    #[test]
+    fn recorded_outcome_has_labels() {
+        let metrics = Metrics::new();
+        let api = metrics.backend("api", Role::Canary);
+        api.record(&Outcome::response(200, Duration::from_millis(3)));
+        api.record(&Outcome::response(200, Duration::from_millis(3)));
+        api.record(&Outcome::response(404, Duration::from_millis(3)));
+        api.clone().record(&Outcome::error(
+            UpstreamError::Timeout,
+            Duration::from_secs(2),
+        ));
+        let text = classic(&metrics);
+        for line in [
+            r#"weir_requests_total{route="api",backend="canary",code="200",class="2xx"} 2"#,
+            r#"weir_requests_total{route="api",backend="canary",code="404",class="4xx"} 1"#,
+            r#"weir_requests_total{route="api",backend="canary",code="504",class="5xx"} 1"#,
+            r#"weir_upstream_errors_total{route="api",backend="canary",kind="timeout"} 1"#,
+            r#"weir_upstream_errors_total{route="api",backend="canary",kind="connect"} 0"#,
+            r#"weir_request_duration_seconds_count{route="api",backend="canary"} 4"#,
+            r#"weir_config_reloads_total{result="failure"} 0"#,
+            "# TYPE weir_requests_total counter",
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line} in\n{text}");
+        }
+    }
+
+    #[test]
+    fn grpc_fault_is_class_5xx() {
+        let metrics = Metrics::new();
+        let api = metrics.backend("api", Role::Stable);
+        let mut fault = Outcome::response(200, Duration::from_millis(1));
+        fault.grpc_fault = true;
+        api.record(&fault);
+        api.record(&Outcome::response(200, Duration::from_millis(1)));
+        let text = classic(&metrics);
+        let fault_line =
+            r#"weir_requests_total{route="api",backend="stable",code="200",class="5xx"} 1"#;
+        let ok_line =
+            r#"weir_requests_total{route="api",backend="stable",code="200",class="2xx"} 1"#;
+        assert!(text.lines().any(|l| l == fault_line), "{text}");
+        assert!(text.lines().any(|l| l == ok_line), "{text}");
+    }
+
+    #[test]
+    fn odd_statuses_are_counted() {
+        let metrics = Metrics::new();
+        let api = metrics.backend("api", Role::Stable);
+        api.record(&Outcome::response(799, Duration::ZERO));
+        let mut error = Outcome::error(UpstreamError::Connect, Duration::ZERO);
+        error.status = 0;
+        api.record(&error);
+        let text = classic(&metrics);
+        assert!(text.contains(r#"code="799",class="other"} 1"#), "{text}");
+        assert!(text.contains(r#"code="503",class="5xx"} 1"#), "{text}");
+    }
+
+    #[test]
+    fn weight_gauge_is_a_ratio() {
+        let metrics = Metrics::new();
+        metrics.set_canary_weight("api", 2000);
+        metrics.set_canary_weight("web", 10_000);
+        let text = classic(&metrics);
+        assert!(
+            text.contains("weir_canary_weight_ratio{route=\"api\"} 0.2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("weir_canary_weight_ratio{route=\"web\"} 1.0\n"),
+            "{text}"
+        );
+        metrics.remove_route("api");
+        assert!(!classic(&metrics).contains("route=\"api\""));
+    }
+
+    #[test]
+    fn table_and_reload_counters() {
+        let metrics = Metrics::new();
+        metrics.table_swapped(7);
+        metrics.config_reload(true);
+        metrics.config_reload(false);
+        metrics.config_reload(false);
+        let text = classic(&metrics);
+        for line in [
+            "weir_table_swaps_total 1",
+            "weir_table_generation 7",
+            r#"weir_config_reloads_total{result="success"} 1"#,
+            r#"weir_config_reloads_total{result="failure"} 2"#,
+        ] {
+            assert!(text.lines().any(|l| l == line), "missing {line} in\n{text}");
+        }
+        let om = metrics.encode(Format::OpenMetrics);
+        assert!(om.ends_with("# EOF\n"));
+        assert!(om.contains("# TYPE weir_table_swaps counter\n"));
+    }
+
+    #[test]
+    fn handles_are_send_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Metrics>();
+        check::<BackendMetrics>();
+    }
+}

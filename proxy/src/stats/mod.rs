@@ -1,0 +1,16 @@
+//! Recording outcomes: Prometheus metrics for scrapers, live windows for the analysis loop.
+//!
+//! Both are resolved per route×backend when a table is compiled (`Stats::backend`), so the data
+//! path records through pre-resolved handles: no label hashing, no lock.
+
+mod exposition;
+mod histogram;
+mod live;
+mod metrics;
+mod outcome;
+
+pub use exposition::{content_type, negotiate, to_classic, Format};
+pub use histogram::AtomicHistogram;
+pub use live::{LatencyDistribution, LiveStats, LiveWindow, WindowSnapshot};
+pub use metrics::{BackendMetrics, Metrics};
+pub use outcome::{grpc_status_is_fault, Outcome, Role, UpstreamError};

@@ -1,0 +1,141 @@
+//! What one attempt against a backend ended as, and what counts as failure.
+
+use std::time::Duration;
+
+/// Which side of a route a request went to. The label value in metrics is `as_str()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    Stable,
+    Canary,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Stable => "stable",
+            Role::Canary => "canary",
+        }
+    }
+
+    pub fn other(self) -> Role {
+        match self {
+            Role::Stable => Role::Canary,
+            Role::Canary => Role::Stable,
+        }
+    }
+}
+
+/// Why an attempt got no usable response from the upstream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UpstreamError {
+    /// TCP connect refused, unreachable, or DNS failed.
+    Connect,
+    /// Connect timeout, response-header timeout or the route's request timeout.
+    Timeout,
+    /// The connection closed or reset before a response arrived.
+    Reset,
+    /// TLS handshake to the upstream failed.
+    Tls,
+    /// The upstream spoke malformed HTTP.
+    Protocol,
+}
+
+impl UpstreamError {
+    pub const ALL: [UpstreamError; 5] = [
+        UpstreamError::Connect,
+        UpstreamError::Timeout,
+        UpstreamError::Reset,
+        UpstreamError::Tls,
+        UpstreamError::Protocol,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            UpstreamError::Connect => "connect",
+            UpstreamError::Timeout => "timeout",
+            UpstreamError::Reset => "reset",
+            UpstreamError::Tls => "tls",
+            UpstreamError::Protocol => "protocol",
+        }
+    }
+
+    /// The status weir answers when this error ends a request.
+    pub fn status(self) -> u16 {
+        match self {
+            UpstreamError::Timeout => 504,
+            UpstreamError::Connect => 503,
+            UpstreamError::Reset | UpstreamError::Tls | UpstreamError::Protocol => 502,
+        }
+    }
+}
+
+/// One attempt's result: recorded into metrics and the live windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// The upstream's status, or for an error the status weir answers for it.
+    pub status: u16,
+    /// Set when no response came from the upstream.
+    pub error: Option<UpstreamError>,
+    /// A gRPC status of the server-fault kind was seen (headers or trailers).
+    pub grpc_fault: bool,
+    /// From sending the request upstream to the response headers (or to the error).
+    pub latency: Duration,
+}
+
+impl Outcome {
+    pub fn response(status: u16, latency: Duration) -> Self {
+        Outcome {
+            status,
+            error: None,
+            grpc_fault: false,
+            latency,
+        }
+    }
+
+    pub fn error(error: UpstreamError, latency: Duration) -> Self {
+        Outcome {
+            status: error.status(),
+            error: Some(error),
+            grpc_fault: false,
+            latency,
+        }
+    }
+
+    /// 5xx, upstream errors and server-fault gRPC statuses are failures; 4xx are the client's.
+    pub fn is_failure(&self) -> bool {
+        self.status >= 500 || self.error.is_some() || self.grpc_fault
+    }
+}
+
+/// gRPC codes that mean the server (not the caller) is at fault:
+/// UNKNOWN 2, DEADLINE_EXCEEDED 4, UNIMPLEMENTED 12, INTERNAL 13, UNAVAILABLE 14, DATA_LOSS 15.
+pub fn grpc_status_is_fault(code: &[u8]) -> bool {
+    matches!(code, b"2" | b"4" | b"12" | b"13" | b"14" | b"15")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn four_hundreds_are_not_failures() {
+        let ms = Duration::from_millis(1);
+        assert!(!Outcome::response(404, ms).is_failure());
+        assert!(!Outcome::response(499, ms).is_failure());
+        assert!(Outcome::response(500, ms).is_failure());
+        assert!(Outcome::error(UpstreamError::Connect, ms).is_failure());
+        let mut grpc = Outcome::response(200, ms);
+        grpc.grpc_fault = true;
+        assert!(grpc.is_failure());
+    }
+
+    #[test]
+    fn grpc_fault_codes() {
+        for c in ["2", "4", "12", "13", "14", "15"] {
+            assert!(grpc_status_is_fault(c.as_bytes()), "{c}");
+        }
+        for c in ["0", "1", "3", "5", "7", "8", "16", "140"] {
+            assert!(!grpc_status_is_fault(c.as_bytes()), "{c}");
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! Compiled match rules: hosts, header values. Regexes are compiled once, at table compile time.
+
+use http::header::HeaderName;
+use http::HeaderMap;
+use regex::Regex;
+
+use super::spec::{HeaderMatchSpec, ValueMatch};
+
+/// The host part of a request's authority, lower-cased only when it has to be.
+pub fn normalize_host(authority: &str) -> std::borrow::Cow<'_, str> {
+    let host = strip_port(authority);
+    if host.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(host.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(host)
+    }
+}
+
+fn strip_port(authority: &str) -> &str {
+    if let Some(rest) = authority.strip_prefix('[') {
+        // IPv6 literal: keep the brackets' content.
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => authority,
+    }
+}
+
+#[derive(Debug)]
+pub enum ValueMatcher {
+    Exact(String),
+    Prefix(String),
+    Regex(Regex),
+}
+
+impl ValueMatcher {
+    fn matches(&self, value: &[u8]) -> bool {
+        match self {
+            ValueMatcher::Exact(s) => value == s.as_bytes(),
+            ValueMatcher::Prefix(p) => value.starts_with(p.as_bytes()),
+            ValueMatcher::Regex(re) => std::str::from_utf8(value).is_ok_and(|v| re.is_match(v)),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct HeaderMatcher {
+    name: HeaderName,
+    value: ValueMatcher,
+}
+
+impl HeaderMatcher {
+    pub fn compile(spec: &HeaderMatchSpec) -> Result<Self, String> {
+        let name = HeaderName::from_bytes(spec.name.as_bytes())
+            .map_err(|_| format!("`{}` is not a valid header name", spec.name))?;
+        let value = match &spec.value {
+            ValueMatch::Exact(s) => ValueMatcher::Exact(s.clone()),
+            ValueMatch::Prefix(s) => ValueMatcher::Prefix(s.clone()),
+            ValueMatch::Regex(s) => {
+                // Anchored both ends, as Argo's header routes are.
+                let re = Regex::new(&format!("^(?:{s})$"))
+                    .map_err(|e| format!("invalid regex `{s}`: {e}"))?;
+                ValueMatcher::Regex(re)
+            }
+        };
+        Ok(HeaderMatcher { name, value })
+    }
+
+    /// Any value of a repeated header may match.
+    pub fn matches(&self, headers: &HeaderMap) -> bool {
+        headers.get_all(&self.name).iter().any(|v| self.value.matches(v.as_bytes()))
+    }
+}
+
+/// All of them must match; an empty list matches everything.
+pub fn all_match(rules: &[HeaderMatcher], headers: &HeaderMap) -> bool {
+    rules.iter().all(|r| r.matches(headers))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_normalize() {
+        assert_eq!(normalize_host("Example.COM:8080"), "example.com");
+        assert_eq!(normalize_host("example.com"), "example.com");
+        assert_eq!(normalize_host("[::1]:80"), "::1");
+    }
+
+    #[test]
+    fn header_rules() {
+        let mut h = HeaderMap::new();
+        h.insert("x-canary", "always".parse().unwrap());
+        let spec = |v| HeaderMatchSpec { name: "X-Canary".into(), value: v };
+        assert!(HeaderMatcher::compile(&spec(ValueMatch::Exact("always".into()))).unwrap().matches(&h));
+        assert!(HeaderMatcher::compile(&spec(ValueMatch::Prefix("alw".into()))).unwrap().matches(&h));
+        assert!(HeaderMatcher::compile(&spec(ValueMatch::Regex("a.*s".into()))).unwrap().matches(&h));
+        // Anchored: a partial match is no match.
+        assert!(!HeaderMatcher::compile(&spec(ValueMatch::Regex("lway".into()))).unwrap().matches(&h));
+        assert!(HeaderMatcher::compile(&spec(ValueMatch::Regex("(".into()))).is_err());
+    }
+}

@@ -1,0 +1,93 @@
+//! The routing table: immutable once compiled, replaced whole through `TableHandle`.
+
+mod backend;
+mod compile;
+mod error;
+mod handle;
+mod matcher;
+mod route;
+pub mod spec;
+mod split;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use http::HeaderMap;
+
+pub use backend::{Backend, BackendStats};
+pub use compile::Compiler;
+pub use error::{TableError, TableErrors};
+pub use handle::TableHandle;
+pub use matcher::normalize_host;
+pub use route::Route;
+pub use split::sticky_bucket;
+
+use spec::TableSpec;
+
+pub struct RouteTable {
+    generation: u64,
+    spec: TableSpec,
+    routes: Vec<Arc<Route>>,
+    /// Host → candidate routes, longest path prefix first.
+    exact: HashMap<String, Vec<usize>>,
+    /// `.suffix` → candidates; longest suffix first.
+    wildcard: Vec<(String, Vec<usize>)>,
+    /// Routes with no host rule.
+    any: Vec<usize>,
+}
+
+impl RouteTable {
+    /// A table with no routes: every request gets 404. What serves before the first config.
+    pub fn empty() -> Self {
+        RouteTable {
+            generation: 0,
+            spec: TableSpec::default(),
+            routes: Vec::new(),
+            exact: HashMap::new(),
+            wildcard: Vec::new(),
+            any: Vec::new(),
+        }
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn spec(&self) -> &TableSpec {
+        &self.spec
+    }
+
+    pub fn routes(&self) -> &[Arc<Route>] {
+        &self.routes
+    }
+
+    pub fn route(&self, name: &str) -> Option<&Arc<Route>> {
+        self.routes.iter().find(|r| &*r.name == name)
+    }
+
+    /// Exact host first, then the longest wildcard suffix, then host-less routes; within each,
+    /// the longest path prefix whose header rules match.
+    pub fn find(&self, host: Option<&str>, path: &str, headers: &HeaderMap) -> Option<&Arc<Route>> {
+        if let Some(host) = host {
+            let host = normalize_host(host);
+            if let Some(found) = self.exact.get(host.as_ref()).and_then(|c| self.first(c, path, headers)) {
+                return Some(found);
+            }
+            for (suffix, candidates) in &self.wildcard {
+                if host.len() > suffix.len() && host.ends_with(suffix.as_str()) {
+                    if let Some(found) = self.first(candidates, path, headers) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
+        self.first(&self.any, path, headers)
+    }
+
+    fn first(&self, candidates: &[usize], path: &str, headers: &HeaderMap) -> Option<&Arc<Route>> {
+        candidates
+            .iter()
+            .map(|&i| &self.routes[i])
+            .find(|r| r.path_matches(path) && r.headers_match(headers))
+    }
+}

@@ -1,0 +1,103 @@
+//! Opening one upstream connection: resolve, TCP, optional TLS, HTTP handshake.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use rustls::ClientConfig;
+use rustls_pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpStream;
+
+use super::endpoint::Sender;
+use crate::forward::body::RequestBody;
+use crate::stats::UpstreamError;
+use crate::table::spec::UpstreamProtocol;
+
+pub(super) struct TlsTarget {
+    pub config: Arc<ClientConfig>,
+    pub name: ServerName<'static>,
+}
+
+async fn resolve(address: &str) -> Result<SocketAddr, UpstreamError> {
+    if let Ok(addr) = address.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    match tokio::net::lookup_host(address).await {
+        Ok(mut addrs) => addrs.next().ok_or(UpstreamError::Connect),
+        Err(err) => {
+            tracing::debug!(%address, error = %err, "upstream name did not resolve");
+            Err(UpstreamError::Connect)
+        }
+    }
+}
+
+/// Everything up to a usable sender; the caller bounds it with the connect timeout.
+pub(super) async fn open(
+    address: &str,
+    protocol: UpstreamProtocol,
+    tls: Option<&TlsTarget>,
+    upgrades: bool,
+) -> Result<Sender, UpstreamError> {
+    let addr = resolve(address).await?;
+    let tcp = TcpStream::connect(addr).await.map_err(|err| {
+        tracing::debug!(%address, error = %err, "upstream connect failed");
+        UpstreamError::Connect
+    })?;
+    // Requests are small and latency matters more than segment count.
+    let _ = tcp.set_nodelay(true);
+    match tls {
+        None => handshake(tcp, protocol, upgrades).await,
+        Some(target) => {
+            let connector = tokio_rustls::TlsConnector::from(target.config.clone());
+            let stream = connector.connect(target.name.clone(), tcp).await.map_err(|err| {
+                tracing::debug!(%address, error = %err, "upstream TLS handshake failed");
+                UpstreamError::Tls
+            })?;
+            handshake(stream, protocol, upgrades).await
+        }
+    }
+}
+
+async fn handshake<I>(io: I, protocol: UpstreamProtocol, upgrades: bool) -> Result<Sender, UpstreamError>
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let io = TokioIo::new(io);
+    match protocol {
+        UpstreamProtocol::Http1 => {
+            let (sender, conn) = http1::Builder::new()
+                .handshake::<_, RequestBody>(io)
+                .await
+                .map_err(|_| UpstreamError::Protocol)?;
+            if upgrades {
+                tokio::spawn(async move {
+                    if let Err(err) = conn.with_upgrades().await {
+                        tracing::debug!(error = %err, "upstream connection ended");
+                    }
+                });
+            } else {
+                tokio::spawn(async move {
+                    if let Err(err) = conn.await {
+                        tracing::debug!(error = %err, "upstream connection ended");
+                    }
+                });
+            }
+            Ok(Sender::H1(sender))
+        }
+        UpstreamProtocol::Http2 => {
+            let (sender, conn) = http2::Builder::new(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .handshake::<_, RequestBody>(io)
+                .await
+                .map_err(|_| UpstreamError::Protocol)?;
+            tokio::spawn(async move {
+                if let Err(err) = conn.await {
+                    tracing::debug!(error = %err, "upstream h2 connection ended");
+                }
+            });
+            Ok(Sender::H2(sender))
+        }
+    }
+}

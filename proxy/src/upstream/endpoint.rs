@@ -1,0 +1,225 @@
+//! One upstream address: its pool of HTTP/1 connections (FIFO, so a returned connection has
+//! time to become ready again before it is taken) or its one shared HTTP/2 connection.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwapOption;
+use crossbeam_queue::ArrayQueue;
+use http::{Request, Response};
+use hyper::body::Incoming;
+use hyper::client::conn::{http1, http2};
+use rustls_pki_types::ServerName;
+
+use super::connect::{self, TlsTarget};
+use super::EndpointKey;
+use crate::forward::body::RequestBody;
+use crate::stats::UpstreamError;
+use crate::table::spec::UpstreamProtocol;
+
+const MAX_IDLE_PER_ENDPOINT: usize = 256;
+
+pub enum Sender {
+    H1(http1::SendRequest<RequestBody>),
+    H2(http2::SendRequest<RequestBody>),
+}
+
+struct Idle {
+    sender: http1::SendRequest<RequestBody>,
+    since: Instant,
+}
+
+pub struct Endpoint {
+    key: EndpointKey,
+    tls: Option<TlsTarget>,
+    idle: ArrayQueue<Idle>,
+    h2: ArcSwapOption<http2::SendRequest<RequestBody>>,
+    h2_connecting: tokio::sync::Mutex<()>,
+    outstanding: AtomicUsize,
+}
+
+/// Why a send did not produce a response.
+pub enum SendError {
+    /// The request never left: it may be tried again elsewhere.
+    NotSent(Request<RequestBody>),
+    Failed(UpstreamError),
+}
+
+impl Endpoint {
+    pub(super) fn new(key: EndpointKey) -> Result<Self, String> {
+        let tls = match &key.tls {
+            None => None,
+            Some((name, ca_file)) => {
+                let config = super::tls::client_config(ca_file.as_deref(), key.protocol)?;
+                let name = ServerName::try_from(name.clone())
+                    .map_err(|e| format!("`{name}` is not a valid TLS server name: {e}"))?;
+                Some(TlsTarget { config, name })
+            }
+        };
+        Ok(Endpoint {
+            key,
+            tls,
+            idle: ArrayQueue::new(MAX_IDLE_PER_ENDPOINT),
+            h2: ArcSwapOption::empty(),
+            h2_connecting: tokio::sync::Mutex::new(()),
+            outstanding: AtomicUsize::new(0),
+        })
+    }
+
+    pub fn address(&self) -> &str {
+        &self.key.address
+    }
+
+    pub fn is_http2(&self) -> bool {
+        self.key.protocol == UpstreamProtocol::Http2
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.tls.is_some()
+    }
+
+    pub fn response_timeout(&self) -> Duration {
+        self.key.response_timeout
+    }
+
+    /// Requests sent and not yet finished: the least-request balancer reads it.
+    pub fn outstanding(&self) -> usize {
+        self.outstanding.load(Ordering::Relaxed)
+    }
+
+    /// A connection ready for one request, pooled or new. Failing here means nothing was sent.
+    pub async fn checkout(self: &Arc<Self>) -> Result<Lease, UpstreamError> {
+        let sender = match self.key.protocol {
+            UpstreamProtocol::Http1 => match self.pooled_h1().await {
+                Some(s) => Sender::H1(s),
+                None => self.open(false).await?,
+            },
+            UpstreamProtocol::Http2 => Sender::H2(self.shared_h2().await?),
+        };
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
+        Ok(Lease { sender, poolable: true, release: Release { endpoint: self.clone(), sender: None } })
+    }
+
+    /// A fresh HTTP/1 connection that may be taken over by an `Upgrade`; never pooled.
+    pub async fn checkout_for_upgrade(self: &Arc<Self>) -> Result<Lease, UpstreamError> {
+        let sender = self.open(true).await?;
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
+        Ok(Lease { sender, poolable: false, release: Release { endpoint: self.clone(), sender: None } })
+    }
+
+    async fn pooled_h1(&self) -> Option<http1::SendRequest<RequestBody>> {
+        while let Some(mut idle) = self.idle.pop() {
+            if idle.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout {
+                continue;
+            }
+            if idle.sender.is_ready() {
+                return Some(idle.sender);
+            }
+            // Returned at the end of its last body; its task may not have run since.
+            let ready = tokio::time::timeout(self.key.connect_timeout, idle.sender.ready()).await;
+            if matches!(ready, Ok(Ok(()))) {
+                return Some(idle.sender);
+            }
+        }
+        None
+    }
+
+    async fn shared_h2(&self) -> Result<http2::SendRequest<RequestBody>, UpstreamError> {
+        if let Some(s) = self.h2.load().as_deref() {
+            if !s.is_closed() {
+                return Ok(s.clone());
+            }
+        }
+        // One connect at a time; the others wait for it and share it.
+        let _connecting = self.h2_connecting.lock().await;
+        if let Some(s) = self.h2.load().as_deref() {
+            if !s.is_closed() {
+                return Ok(s.clone());
+            }
+        }
+        match self.open(false).await? {
+            Sender::H2(s) => {
+                self.h2.store(Some(Arc::new(s.clone())));
+                Ok(s)
+            }
+            Sender::H1(_) => Err(UpstreamError::Protocol),
+        }
+    }
+
+    async fn open(&self, upgrades: bool) -> Result<Sender, UpstreamError> {
+        let protocol = if upgrades { UpstreamProtocol::Http1 } else { self.key.protocol };
+        let opening = connect::open(&self.key.address, protocol, self.tls.as_ref(), upgrades);
+        match tokio::time::timeout(self.key.connect_timeout, opening).await {
+            Ok(result) => result,
+            Err(_) => Err(UpstreamError::Timeout),
+        }
+    }
+
+    fn give_back(&self, sender: http1::SendRequest<RequestBody>) {
+        if !sender.is_closed() {
+            // A full pool drops the connection: enough are idle already.
+            let _ = self.idle.push(Idle { sender, since: Instant::now() });
+        }
+    }
+}
+
+/// One request's hold on a connection.
+pub struct Lease {
+    sender: Sender,
+    /// False for a connection that an upgrade may take over.
+    poolable: bool,
+    release: Release,
+}
+
+impl Lease {
+    pub async fn send(mut self, req: Request<RequestBody>) -> Result<(Response<Incoming>, Release), (SendError, Release)> {
+        let result = match &mut self.sender {
+            Sender::H1(s) => s.try_send_request(req).await,
+            Sender::H2(s) => s.try_send_request(req).await,
+        };
+        match result {
+            Ok(resp) => {
+                if let (Sender::H1(s), true) = (self.sender, self.poolable) {
+                    self.release.sender = Some(s);
+                }
+                Ok((resp, self.release))
+            }
+            Err(mut err) => match err.take_message() {
+                Some(req) => Err((SendError::NotSent(req), self.release)),
+                None => Err((SendError::Failed(classify(err.error())), self.release)),
+            },
+        }
+    }
+}
+
+fn classify(err: &hyper::Error) -> UpstreamError {
+    if err.is_timeout() {
+        UpstreamError::Timeout
+    } else if err.is_parse() || err.is_parse_status() || err.is_user() {
+        UpstreamError::Protocol
+    } else {
+        UpstreamError::Reset
+    }
+}
+
+/// Held until the response body ends: counts the request as outstanding, and hands the
+/// HTTP/1 connection back to the pool when the exchange finished cleanly.
+pub struct Release {
+    endpoint: Arc<Endpoint>,
+    sender: Option<http1::SendRequest<RequestBody>>,
+}
+
+impl Release {
+    pub fn reuse(mut self) {
+        if let Some(sender) = self.sender.take() {
+            self.endpoint.give_back(sender);
+        }
+    }
+}
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.endpoint.outstanding.fetch_sub(1, Ordering::Relaxed);
+    }
+}

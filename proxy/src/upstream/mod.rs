@@ -1,0 +1,69 @@
+//! Upstream endpoints and their connection pools. Pools outlive routing tables: a table swap
+//! that keeps an address keeps its warm connections.
+
+mod connect;
+mod endpoint;
+pub(crate) mod tls;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+pub use endpoint::{Endpoint, Lease, Release, SendError, Sender};
+pub use tls::provider as tls_provider;
+
+use crate::table::spec::{BackendSpec, UpstreamProtocol};
+
+/// Everything that makes two endpoints interchangeable: same key, same pool.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct EndpointKey {
+    pub address: String,
+    pub protocol: UpstreamProtocol,
+    pub tls: Option<(String, Option<std::path::PathBuf>)>,
+    pub connect_timeout: Duration,
+    pub response_timeout: Duration,
+    pub idle_timeout: Duration,
+}
+
+/// Shared by every table: hands out the pool of an address, creating it on first use.
+#[derive(Default)]
+pub struct Upstreams {
+    pools: Mutex<HashMap<EndpointKey, Weak<Endpoint>>>,
+}
+
+impl Upstreams {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Called at table compile time, never per request.
+    pub fn endpoint(&self, address: &str, spec: &BackendSpec) -> Result<Arc<Endpoint>, String> {
+        let tls = spec.tls.as_ref().map(|t| {
+            let name = t.server_name.clone().unwrap_or_else(|| host_of(address).to_string());
+            (name, t.ca_file.clone())
+        });
+        let key = EndpointKey {
+            address: address.to_string(),
+            protocol: spec.protocol,
+            tls,
+            connect_timeout: spec.connect_timeout,
+            response_timeout: spec.response_timeout,
+            idle_timeout: spec.pool_idle_timeout,
+        };
+        let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(existing) = pools.get(&key).and_then(Weak::upgrade) {
+            return Ok(existing);
+        }
+        pools.retain(|_, weak| weak.strong_count() > 0);
+        let endpoint = Arc::new(Endpoint::new(key.clone())?);
+        pools.insert(key, Arc::downgrade(&endpoint));
+        Ok(endpoint)
+    }
+}
+
+pub(crate) fn host_of(address: &str) -> &str {
+    if let Some(rest) = address.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    address.rsplit_once(':').map_or(address, |(h, _)| h)
+}
