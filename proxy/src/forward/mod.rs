@@ -151,7 +151,7 @@ async fn forward(
             Ok(Ok((resp, release))) => return respond(resp, release, backend, started),
             Ok(Err((SendError::NotSent(back), _release))) if attempt < STALE_RETRIES => {
                 // A pooled connection closed under us before the request left: try a fresh one.
-                req = back;
+                req = *back;
                 match checkout(&endpoint, upgrade).await {
                     Ok(l) => {
                         lease = l;

@@ -1,6 +1,6 @@
 //! Recording outcomes: Prometheus metrics for scrapers, live windows for the analysis loop.
 //!
-//! Both are resolved per route×backend when a table is compiled (`Stats::backend`), so the data
+//! Both are resolved per route×backend when a table is compiled (`table::Compiler`), so the data
 //! path records through pre-resolved handles: no label hashing, no lock.
 
 mod exposition;

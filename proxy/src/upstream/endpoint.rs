@@ -42,7 +42,7 @@ pub struct Endpoint {
 /// Why a send did not produce a response.
 pub enum SendError {
     /// The request never left: it may be tried again elsewhere.
-    NotSent(Request<RequestBody>),
+    NotSent(Box<Request<RequestBody>>),
     Failed(UpstreamError),
 }
 
@@ -186,7 +186,7 @@ impl Lease {
                 Ok((resp, self.release))
             }
             Err(mut err) => match err.take_message() {
-                Some(req) => Err((SendError::NotSent(req), self.release)),
+                Some(req) => Err((SendError::NotSent(Box::new(req)), self.release)),
                 None => Err((SendError::Failed(classify(err.error())), self.release)),
             },
         }

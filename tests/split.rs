@@ -1,0 +1,206 @@
+//! How requests are split: weights, stickiness, header routes, mirroring — through the real
+//! binary, over real sockets, to real upstreams.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use common::backend::{self, Behaviour};
+use common::client::H1;
+use common::weir::Weir;
+
+fn config(stable: std::net::SocketAddr, canary: std::net::SocketAddr, route_extra: &str) -> String {
+    format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\n\
+         admin: {{address: \"127.0.0.1:0\"}}\n\
+         routes:\n\
+         - name: web\n\
+         \x20 stable: {{addresses: [\"{stable}\"]}}\n\
+         \x20 canary: {{addresses: [\"{canary}\"]}}\n\
+         {route_extra}"
+    )
+}
+
+/// Sends `n` requests over `conns` keep-alive connections; counts answers per backend.
+async fn count(weir: &Weir, n: usize, conns: usize) -> HashMap<String, usize> {
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        let addr = weir.addr;
+        let share = n / conns + usize::from(c < n % conns);
+        tasks.push(tokio::spawn(async move {
+            let mut client = H1::connect(addr).await;
+            let mut seen: HashMap<String, usize> = HashMap::new();
+            for _ in 0..share {
+                let r = client.get("/", &[]).await;
+                assert_eq!(r.status, 200, "{}", r.text());
+                *seen.entry(r.backend().to_string()).or_default() += 1;
+            }
+            seen
+        }));
+    }
+    let mut total: HashMap<String, usize> = HashMap::new();
+    for t in tasks {
+        for (k, v) in t.await.unwrap() {
+            *total.entry(k).or_default() += v;
+        }
+    }
+    total
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weight_20_percent_is_within_four_sigmas() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let weir = Weir::start(&config(stable.addr, canary.addr, "  canary_weight: 20\n"));
+    let n = 20_000usize;
+    let seen = count(&weir, n, 8).await;
+    let to_canary = *seen.get("canary").unwrap_or(&0) as f64;
+    assert_eq!(seen.values().sum::<usize>(), n);
+    let p = 0.2;
+    let sigma = (n as f64 * p * (1.0 - p)).sqrt();
+    let expected = n as f64 * p;
+    assert!(
+        (to_canary - expected).abs() <= 4.0 * sigma,
+        "canary got {to_canary} of {n}, expected {expected} ± {:.0}",
+        4.0 * sigma
+    );
+    // The backends agree with the client's view.
+    assert_eq!(canary.hits() as f64, to_canary);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weight_0_and_100_are_exact() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let weir = Weir::start(&config(stable.addr, canary.addr, "  canary_weight: 0\n"));
+    let seen = count(&weir, 2_000, 4).await;
+    assert_eq!(seen.get("stable"), Some(&2_000), "{seen:?}");
+    assert_eq!(canary.hits(), 0);
+
+    let generation = weir.generation().await;
+    weir.write_config(&config(stable.addr, canary.addr, "  canary_weight: 100\n"));
+    weir.wait_generation_above(generation).await;
+    let seen = count(&weir, 2_000, 4).await;
+    assert_eq!(seen.get("canary"), Some(&2_000), "{seen:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raising_the_weight_never_moves_a_sticky_user_back_to_stable() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let sticky = "  sticky: {header: x-user}\n";
+    let weir = Weir::start(&config(stable.addr, canary.addr, &format!("  canary_weight: 10\n{sticky}")));
+    let users: Vec<String> = (0..1_000).map(|i| format!("user-{i}")).collect();
+    let mut client = H1::connect(weir.addr).await;
+
+    let mut before = HashMap::new();
+    for u in &users {
+        let r = client.get("/", &[("x-user", u)]).await;
+        before.insert(u.clone(), r.backend().to_string());
+        // The same user gets the same answer every time.
+        assert_eq!(client.get("/", &[("x-user", u)]).await.backend(), r.backend());
+    }
+    let canary_before = before.values().filter(|b| *b == "canary").count();
+    assert!((50..=150).contains(&canary_before), "{canary_before} of 1000 at 10%");
+
+    for weight in [25, 50, 90] {
+        let generation = weir.generation().await;
+        weir.write_config(&config(stable.addr, canary.addr, &format!("  canary_weight: {weight}\n{sticky}")));
+        weir.wait_generation_above(generation).await;
+        let mut on_canary = 0;
+        for u in &users {
+            let now = client.get("/", &[("x-user", u)]).await.backend().to_string();
+            if before[u] == "canary" {
+                assert_eq!(now, "canary", "{u} moved from canary back to stable at {weight}%");
+            }
+            on_canary += usize::from(now == "canary");
+            before.insert(u.clone(), now);
+        }
+        let expected = 10 * weight;
+        assert!(on_canary.abs_diff(expected) <= 60, "{on_canary} of 1000 at {weight}%");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_routes_override_the_weight() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let extra = "  canary_weight: 0\n\
+                 \x20 header_routes:\n\
+                 \x20 - {name: testers, match: [{name: x-canary, exact: \"yes\"}]}\n\
+                 \x20 - {name: beta, match: [{name: x-group, regex: \"beta-[0-9]+\"}]}\n\
+                 \x20 - {name: pinned, match: [{name: x-pin, prefix: \"stable\"}], backend: stable}\n";
+    let weir = Weir::start(&config(stable.addr, canary.addr, extra));
+    let mut c = H1::connect(weir.addr).await;
+    for _ in 0..20 {
+        assert_eq!(c.get("/", &[("x-canary", "yes")]).await.backend(), "canary");
+        assert_eq!(c.get("/", &[("x-canary", "no")]).await.backend(), "stable");
+        assert_eq!(c.get("/", &[("x-group", "beta-42")]).await.backend(), "canary");
+        // Regexes are anchored: a partial match is no match.
+        assert_eq!(c.get("/", &[("x-group", "xbeta-42")]).await.backend(), "stable");
+        assert_eq!(c.get("/", &[]).await.backend(), "stable");
+    }
+
+    // At 100 % a rule can still pin to stable.
+    let generation = weir.generation().await;
+    weir.write_config(&config(stable.addr, canary.addr, &extra.replace("canary_weight: 0", "canary_weight: 100")));
+    weir.wait_generation_above(generation).await;
+    assert_eq!(c.get("/", &[("x-pin", "stable-please")]).await.backend(), "stable");
+    assert_eq!(c.get("/", &[]).await.backend(), "canary");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirrored_requests_reach_canary_and_clients_get_stable_answers() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 50}\n";
+    let weir = Weir::start(&config(stable.addr, canary.addr, extra));
+    let mut c = H1::connect(weir.addr).await;
+    for i in 0..200 {
+        let body = format!("payload-{i:04}");
+        let req = http::Request::post("/submit")
+            .header("host", "test.local")
+            .body(http_body_util::Full::new(bytes::Bytes::from(body)))
+            .unwrap();
+        let r = c.send(req).await;
+        assert_eq!(r.backend(), "stable");
+    }
+    // Mirrors are fire-and-forget: give them a moment to land.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while canary.hits() < 95 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(stable.hits(), 200);
+    let mirrored = canary.hits();
+    assert!((95..=105).contains(&mirrored), "{mirrored} of 200 mirrored at 50 %");
+    // Each copy carried the whole 12-byte body.
+    assert_eq!(canary.body_bytes.load(std::sync::atomic::Ordering::SeqCst), mirrored * 12);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_or_dead_mirror_does_not_delay_clients() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let slow = backend::start("canary", Behaviour { delay: Duration::from_secs(3), ..Default::default() }).await;
+    let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 100}\n";
+    let weir = Weir::start(&config(stable.addr, slow.addr, extra));
+    let mut c = H1::connect(weir.addr).await;
+    let started = Instant::now();
+    for _ in 0..20 {
+        assert_eq!(c.get("/", &[]).await.backend(), "stable");
+    }
+    // 20 requests against a mirror that takes 3 s each: had any client waited, this is ≥ 3 s.
+    assert!(started.elapsed() < Duration::from_secs(2), "clients waited for the mirror: {:?}", started.elapsed());
+
+    let dead = backend::dead_address().await;
+    let generation = weir.generation().await;
+    weir.write_config(&config(stable.addr, dead, extra));
+    weir.wait_generation_above(generation).await;
+    let started = Instant::now();
+    for _ in 0..20 {
+        let r = c.get("/", &[]).await;
+        assert_eq!((r.status.as_u16(), r.backend()), (200, "stable"));
+    }
+    assert!(started.elapsed() < Duration::from_secs(2), "a dead mirror delayed clients: {:?}", started.elapsed());
+}
