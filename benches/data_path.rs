@@ -1,1 +1,169 @@
-fn main(){}
+//! criterion micro-benchmarks of the per-request work that is weir's own (everything but the
+//! sockets): route match + backend pick, recording one outcome, and table loads during swaps.
+//! Run: cargo bench --bench data_path. Results and the machine they came from: benches/README.md.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use http::HeaderMap;
+use weir_proxy::stats::{LiveStats, Metrics, Outcome};
+use weir_proxy::table::spec::{
+    BackendSpec, HeaderMatchSpec, HeaderRouteSpec, RouteSpec, StickySpec, TableSpec, Target,
+    ValueMatch,
+};
+use weir_proxy::table::{Compiler, RouteTable, TableHandle};
+use weir_proxy::upstream::Upstreams;
+
+/// Ten routes over three hosts, the one under test with a canary at 20 % and a header route.
+fn spec(sticky: bool) -> TableSpec {
+    let mut routes = Vec::new();
+    for (i, host) in ["api.example.com", "www.example.com", "*.example.com"]
+        .iter()
+        .enumerate()
+    {
+        for prefix in ["/", "/v1", "/v2"] {
+            let mut r = RouteSpec::new(
+                format!("r{i}{}", prefix.replace('/', "_")),
+                BackendSpec::new(["127.0.0.1:9001", "127.0.0.1:9002"]),
+            );
+            r.hosts = vec![host.to_string()];
+            r.path_prefix = prefix.to_string();
+            routes.push(r);
+        }
+    }
+    let mut web = RouteSpec::new(
+        "web",
+        BackendSpec::new(["127.0.0.1:9001", "127.0.0.1:9002"]),
+    );
+    web.hosts = vec!["shop.example.com".into()];
+    web.path_prefix = "/cart".into();
+    web.canary = Some(BackendSpec::new(["127.0.0.1:9101"]));
+    web.canary_weight_bp = 2000;
+    web.header_routes = vec![HeaderRouteSpec {
+        name: "testers".into(),
+        matches: vec![HeaderMatchSpec {
+            name: "x-canary".into(),
+            value: ValueMatch::Exact("yes".into()),
+        }],
+        target: Target::Canary,
+    }];
+    if sticky {
+        web.sticky = Some(StickySpec::Cookie("session".into()));
+    }
+    routes.push(web);
+    TableSpec { routes }
+}
+
+fn compiler() -> Compiler {
+    Compiler {
+        upstreams: Arc::new(Upstreams::new()),
+        metrics: Arc::new(Metrics::new()),
+        live: Arc::new(LiveStats::new()),
+    }
+}
+
+fn headers() -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert("host", "shop.example.com".parse().unwrap());
+    h.insert("user-agent", "bench/1.0".parse().unwrap());
+    h.insert("accept", "*/*".parse().unwrap());
+    h.insert(
+        "cookie",
+        "theme=dark; session=3f2a9c; lang=en".parse().unwrap(),
+    );
+    h
+}
+
+fn match_and_pick(c: &mut Criterion) {
+    let compiler = compiler();
+    let h = headers();
+    for (name, sticky) in [("match+pick", false), ("match+pick sticky", true)] {
+        let table: RouteTable = compiler.compile(&spec(sticky)).unwrap();
+        c.bench_function(name, |b| {
+            b.iter(|| {
+                let route = table
+                    .find(
+                        Some(black_box("shop.example.com")),
+                        black_box("/cart/items"),
+                        &h,
+                    )
+                    .unwrap();
+                let role = route.choose(&h);
+                black_box(route.backend(role).pick());
+            })
+        });
+    }
+}
+
+fn record(c: &mut Criterion) {
+    let table = compiler().compile(&spec(false)).unwrap();
+    let backend = &table.route("web").unwrap().stable;
+    let outcome = Outcome::response(200, Duration::from_micros(420));
+    c.bench_function("record outcome (metrics + live window)", |b| {
+        b.iter(|| backend.stats.record(black_box(&outcome)))
+    });
+
+    let h = headers();
+    c.bench_function("match+pick+record", |b| {
+        b.iter(|| {
+            let route = table
+                .find(
+                    Some(black_box("shop.example.com")),
+                    black_box("/cart/items"),
+                    &h,
+                )
+                .unwrap();
+            let backend = route.backend(route.choose(&h));
+            black_box(backend.pick());
+            backend.stats.record(black_box(&outcome));
+        })
+    });
+}
+
+fn swaps(c: &mut Criterion) {
+    let compiler = compiler();
+    let handle = Arc::new(TableHandle::new(compiler.metrics.clone()));
+    handle.swap(compiler.compile(&spec(false)).unwrap());
+    c.bench_function("table load (no swaps)", |b| {
+        b.iter(|| black_box(handle.load().generation()))
+    });
+
+    // Another thread swaps as fast as it can while this one loads.
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let (handle, stop) = (handle.clone(), stop.clone());
+        let tables: Vec<_> = (0..2)
+            .map(|_| compiler.compile(&spec(false)).unwrap())
+            .collect();
+        std::thread::spawn(move || {
+            let mut tables = tables;
+            let mut n = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                // Re-use compiled tables: this measures swapping, not compiling.
+                let t = tables.pop().unwrap_or_else(RouteTable::empty);
+                handle.swap(t);
+                n += 1;
+                if tables.is_empty() {
+                    tables.push(RouteTable::empty());
+                }
+            }
+            n
+        })
+    };
+    c.bench_function("table load (during a swap storm)", |b| {
+        b.iter(|| black_box(handle.load().generation()))
+    });
+    stop.store(true, Ordering::Relaxed);
+    let _ = swapper.join();
+
+    c.bench_function("compile + swap (11 routes)", |b| {
+        let spec = spec(false);
+        b.iter(|| handle.swap(compiler.compile(&spec).unwrap()))
+    });
+}
+
+criterion_group!(benches, match_and_pick, record, swaps);
+criterion_main!(benches);

@@ -28,7 +28,12 @@ pub fn check(path: &Path) -> anyhow::Result<ExitCode> {
         }
     }
     if problems.is_empty() {
-        println!("{}: ok ({} route(s), {} listener(s))", path.display(), config.table.routes.len(), config.listeners.len());
+        println!(
+            "{}: ok ({} route(s), {} listener(s))",
+            path.display(),
+            config.table.routes.len(),
+            config.listeners.len()
+        );
         Ok(ExitCode::SUCCESS)
     } else {
         for p in &problems {

@@ -11,7 +11,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "weir", version, about = "A traffic-shifting proxy for progressive delivery")]
+#[command(
+    name = "weir",
+    version,
+    about = "A traffic-shifting proxy for progressive delivery"
+)]
 struct Cli {
     /// Runtime worker threads (default: one per core). 1 runs everything on one thread.
     #[arg(long, global = true)]
@@ -65,14 +69,24 @@ fn main() -> ExitCode {
 
 fn build_runtime(workers: Option<usize>) -> std::io::Result<tokio::runtime::Runtime> {
     match workers {
-        Some(1) => tokio::runtime::Builder::new_current_thread().enable_all().build(),
-        Some(n) => tokio::runtime::Builder::new_multi_thread().worker_threads(n).enable_all().build(),
-        None => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+        Some(1) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build(),
+        None => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
     }
 }
 
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
 }

@@ -29,7 +29,11 @@ pub async fn run_file(path: PathBuf) -> anyhow::Result<()> {
         }
     });
     let follower = running.clone();
-    tokio::spawn(source.run(DEFAULT_POLL_INTERVAL, Some(reload_rx), move |result| follower.reload(result)));
+    tokio::spawn(
+        source.run(DEFAULT_POLL_INTERVAL, Some(reload_rx), move |result| {
+            follower.reload(result)
+        }),
+    );
 
     wait_for_stop_signal().await?;
     running.drain().await;
@@ -59,7 +63,9 @@ pub struct Running {
 pub async fn start(config: Config) -> anyhow::Result<Running> {
     let plane = DataPlane::new();
     let source = config.source_file.display().to_string();
-    plane.apply(&config.table).map_err(|errors| anyhow!("{source}: the routing table was refused:\n{errors}"))?;
+    plane
+        .apply(&config.table)
+        .map_err(|errors| anyhow!("{source}: the routing table was refused:\n{errors}"))?;
     plane.metrics.config_reload(true);
 
     let (stop, shutdown) = Shutdown::new();
@@ -69,10 +75,14 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let mut tls_handles = Vec::new();
     for spec in &config.listeners {
         let tls = match &spec.tls {
-            Some(t) => Some(Arc::new(ReloadableTls::load(t).map_err(|e| anyhow!("listener {}: {e}", spec.name))?)),
+            Some(t) => Some(Arc::new(
+                ReloadableTls::load(t).map_err(|e| anyhow!("listener {}: {e}", spec.name))?,
+            )),
             None => None,
         };
-        let listener = bind(spec.address).await.map_err(|e| anyhow!("listener {}: {e}", spec.name))?;
+        let listener = bind(spec.address)
+            .await
+            .map_err(|e| anyhow!("listener {}: {e}", spec.name))?;
         let address = listener.local_addr().context("listener address")?;
         let scheme = if tls.is_some() { "https" } else { "http" };
         tracing::info!(listener = %spec.name, "serving on {scheme}://{address}");
@@ -87,10 +97,16 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
             shutdown.clone(),
         )));
     }
-    let admin_listener = bind(config.admin.address).await.map_err(|e| anyhow!("admin: {e}"))?;
+    let admin_listener = bind(config.admin.address)
+        .await
+        .map_err(|e| anyhow!("admin: {e}"))?;
     let admin = admin_listener.local_addr().context("admin address")?;
     tracing::info!("admin on http://{admin} (/metrics /ready /live /routes)");
-    tasks.push(tokio::spawn(weir_proxy::admin::serve_admin(admin_listener, plane.clone(), shutdown)));
+    tasks.push(tokio::spawn(weir_proxy::admin::serve_admin(
+        admin_listener,
+        plane.clone(),
+        shutdown,
+    )));
 
     Ok(Running {
         plane,
@@ -110,22 +126,35 @@ impl Running {
             Ok(config) => config,
             Err(errors) => {
                 self.plane.metrics.config_reload(false);
-                tracing::error!("config reload failed; the previous routing table keeps serving:\n{errors}");
+                tracing::error!(
+                    "config reload failed; the previous routing table keeps serving:\n{errors}"
+                );
                 return;
             }
         };
         match self.plane.apply(&config.table) {
             Ok(generation) => {
                 self.plane.metrics.config_reload(true);
-                tracing::info!(generation, routes = config.table.routes.len(), "config reloaded");
+                tracing::info!(
+                    generation,
+                    routes = config.table.routes.len(),
+                    "config reloaded"
+                );
             }
             Err(errors) => {
                 self.plane.metrics.config_reload(false);
-                tracing::error!("config reload refused; the previous routing table keeps serving:\n{errors}");
+                tracing::error!(
+                    "config reload refused; the previous routing table keeps serving:\n{errors}"
+                );
                 return;
             }
         }
-        if config.listeners.iter().map(|l| (&l.name, l.address)).ne(self.listener_specs.iter().map(|l| (&l.name, l.address))) {
+        if config
+            .listeners
+            .iter()
+            .map(|l| (&l.name, l.address))
+            .ne(self.listener_specs.iter().map(|l| (&l.name, l.address)))
+        {
             tracing::warn!("listener addresses changed in the config: that takes a restart");
         }
         // Certificates are re-read on every reload (rotation without restart).

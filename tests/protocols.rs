@@ -32,13 +32,21 @@ async fn h2c_with_prior_knowledge_is_proxied_to_an_http1_upstream() {
     let weir = Weir::start(&one_route(&up.addr.to_string(), "", ""));
     let mut h2 = h2c(weir.addr).await;
     for _ in 0..3 {
-        let req = Request::get(format!("http://test.local/h2")).body(Empty::<Bytes>::new()).unwrap();
+        let req = Request::get("http://test.local/h2")
+            .body(Empty::<Bytes>::new())
+            .unwrap();
         let r = collect(h2.send_request(req).await.unwrap()).await.unwrap();
         assert_eq!(r.status, 200);
         assert_eq!(r.headers.get("x-backend").unwrap(), "stable");
         let echo = r.json();
-        assert_eq!(echo["version"], "HTTP/1.1", "the upstream leg speaks HTTP/1.1");
-        assert_eq!(echo["headers"]["host"][0], "test.local", ":authority became Host");
+        assert_eq!(
+            echo["version"], "HTTP/1.1",
+            "the upstream leg speaks HTTP/1.1"
+        );
+        assert_eq!(
+            echo["headers"]["host"][0], "test.local",
+            ":authority became Host"
+        );
     }
 }
 
@@ -49,7 +57,10 @@ async fn tls_client(
 ) -> tokio_rustls::client::TlsStream<TcpStream> {
     let connector = tokio_rustls::TlsConnector::from(pki.client_config(&[alpn]));
     let tcp = TcpStream::connect(addr).await.unwrap();
-    connector.connect(ServerName::try_from("localhost").unwrap(), tcp).await.unwrap()
+    connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -58,16 +69,28 @@ async fn tls_termination_negotiates_h2_and_http1_by_alpn() {
     let pki = TestPki::new();
     let dir = common::temp_dir("tls");
     let (_, cert, key) = pki.write(&dir);
-    let tls = format!(", tls: {{cert: \"{}\", key: \"{}\"}}", cert.display(), key.display());
-    std::fs::write(dir.join("weir.yaml"), one_route(&up.addr.to_string(), &tls, "")).unwrap();
+    let tls = format!(
+        ", tls: {{cert: \"{}\", key: \"{}\"}}",
+        cert.display(),
+        key.display()
+    );
+    std::fs::write(
+        dir.join("weir.yaml"),
+        one_route(&up.addr.to_string(), &tls, ""),
+    )
+    .unwrap();
     let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
 
     // ALPN h2.
     let stream = tls_client(weir.addr, &pki, b"h2").await;
     assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
-    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream)).await.unwrap();
+    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+        .await
+        .unwrap();
     tokio::spawn(conn);
-    let req = Request::get("https://localhost/secure").body(Empty::<Bytes>::new()).unwrap();
+    let req = Request::get("https://localhost/secure")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
     let r = collect(h2.send_request(req).await.unwrap()).await.unwrap();
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["headers"]["x-forwarded-proto"][0], "https");
@@ -77,7 +100,10 @@ async fn tls_termination_negotiates_h2_and_http1_by_alpn() {
     assert_eq!(stream.get_ref().1.alpn_protocol(), Some(&b"http/1.1"[..]));
     let (mut h1, conn) = http1::handshake(TokioIo::new(stream)).await.unwrap();
     tokio::spawn(conn);
-    let req = Request::get("/secure").header("host", "localhost").body(Empty::<Bytes>::new()).unwrap();
+    let req = Request::get("/secure")
+        .header("host", "localhost")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
     let r = collect(h1.send_request(req).await.unwrap()).await.unwrap();
     assert_eq!(r.status, 200);
 
@@ -86,15 +112,23 @@ async fn tls_termination_negotiates_h2_and_http1_by_alpn() {
     for cert in rustls_pki_types::pem::PemObject::pem_slice_iter(pki.ca_pem.as_bytes()) {
         roots.add(cert.unwrap()).unwrap();
     }
-    let tls12_only = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_protocol_versions(&[&rustls::version::TLS12])
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let tls12_only = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[&rustls::version::TLS12])
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
     let connector = tokio_rustls::TlsConnector::from(Arc::new(tls12_only));
     let tcp = TcpStream::connect(weir.addr).await.unwrap();
-    let stream = connector.connect(ServerName::try_from("localhost").unwrap(), tcp).await.unwrap();
-    assert_eq!(stream.get_ref().1.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_2));
+    let stream = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(
+        stream.get_ref().1.protocol_version(),
+        Some(rustls::ProtocolVersion::TLSv1_2)
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -103,8 +137,16 @@ async fn certificates_are_reloaded_with_the_config() {
     let (old, new) = (TestPki::new(), TestPki::new());
     let dir = common::temp_dir("tls-reload");
     let (_, cert, key) = old.write(&dir);
-    let tls = format!(", tls: {{cert: \"{}\", key: \"{}\"}}", cert.display(), key.display());
-    std::fs::write(dir.join("weir.yaml"), one_route(&up.addr.to_string(), &tls, "")).unwrap();
+    let tls = format!(
+        ", tls: {{cert: \"{}\", key: \"{}\"}}",
+        cert.display(),
+        key.display()
+    );
+    std::fs::write(
+        dir.join("weir.yaml"),
+        one_route(&up.addr.to_string(), &tls, ""),
+    )
+    .unwrap();
     let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
     let _ = tls_client(weir.addr, &old, b"http/1.1").await;
 
@@ -115,10 +157,18 @@ async fn certificates_are_reloaded_with_the_config() {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let tcp = TcpStream::connect(weir.addr).await.unwrap();
-        if connector.connect(ServerName::try_from("localhost").unwrap(), tcp).await.is_ok() {
+        if connector
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .is_ok()
+        {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "new certificate never served; log:\n{}", weir.log());
+        assert!(
+            std::time::Instant::now() < deadline,
+            "new certificate never served; log:\n{}",
+            weir.log()
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
@@ -126,28 +176,61 @@ async fn certificates_are_reloaded_with_the_config() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_to_the_upstream_with_a_given_ca() {
     let pki = TestPki::new();
-    let up = backend::start("stable", Behaviour { tls: Some(pki.server_config(&[b"http/1.1"])), ..Default::default() }).await;
+    let up = backend::start(
+        "stable",
+        Behaviour {
+            tls: Some(pki.server_config(&[b"http/1.1"])),
+            ..Default::default()
+        },
+    )
+    .await;
     let dir = common::temp_dir("up-tls");
     let (ca, _, _) = pki.write(&dir);
-    let extra = format!(", tls: {{server_name: localhost, ca: \"{}\"}}", ca.display());
-    std::fs::write(dir.join("weir.yaml"), one_route(&up.addr.to_string(), "", &extra)).unwrap();
+    let extra = format!(
+        ", tls: {{server_name: localhost, ca: \"{}\"}}",
+        ca.display()
+    );
+    std::fs::write(
+        dir.join("weir.yaml"),
+        one_route(&up.addr.to_string(), "", &extra),
+    )
+    .unwrap();
     let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
     let mut c = common::client::H1::connect(weir.addr).await;
     for _ in 0..3 {
         let r = c.get("/", &[]).await;
-        assert_eq!((r.status.as_u16(), r.backend()), (200, "stable"), "{}", r.text());
+        assert_eq!(
+            (r.status.as_u16(), r.backend()),
+            (200, "stable"),
+            "{}",
+            r.text()
+        );
     }
 
     // Trusting the wrong CA: the handshake fails and is reported as such.
     let other = TestPki::new();
     std::fs::write(&ca, &other.ca_pem).unwrap();
     let generation = weir.generation().await;
-    weir.write_config(&one_route(&up.addr.to_string(), "", &format!("{extra}, connect_timeout: 1s")));
+    weir.write_config(&one_route(
+        &up.addr.to_string(),
+        "",
+        &format!("{extra}, connect_timeout: 1s"),
+    ));
     weir.wait_generation_above(generation).await;
-    let r = common::client::H1::connect(weir.addr).await.get("/", &[]).await;
+    let r = common::client::H1::connect(weir.addr)
+        .await
+        .get("/", &[])
+        .await;
     assert_eq!(r.status, 502, "{}", r.text());
     assert!(r.text().contains("TLS"), "{}", r.text());
-    assert_eq!(sample(&weir.metrics().await, "weir_upstream_errors_total", &[("kind", "tls")]), 1.0);
+    assert_eq!(
+        sample(
+            &weir.metrics().await,
+            "weir_upstream_errors_total",
+            &[("kind", "tls")]
+        ),
+        1.0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -155,7 +238,9 @@ async fn grpc_over_h2_keeps_its_trailers_and_server_faults_count_as_failures() {
     let up = backend::start("stable", Behaviour::default()).await;
     let weir = Weir::start(&one_route(&up.addr.to_string(), "", ", protocol: http2"));
     let tcp = TcpStream::connect(weir.addr).await.unwrap();
-    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp)).await.unwrap();
+    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+        .await
+        .unwrap();
     tokio::spawn(conn);
     // 13 INTERNAL and 14 UNAVAILABLE are the server's fault; 5 NOT_FOUND and 0 OK are not.
     for code in ["0", "13", "5", "14", "0"] {
@@ -168,15 +253,34 @@ async fn grpc_over_h2_keeps_its_trailers_and_server_faults_count_as_failures() {
         let resp = h2.send_request(req).await.unwrap();
         assert_eq!(resp.status(), 200);
         let collected = resp.into_body().collect().await.unwrap();
-        let trailers = collected.trailers().cloned().expect("trailers reach the client");
+        let trailers = collected
+            .trailers()
+            .cloned()
+            .expect("trailers reach the client");
         assert_eq!(trailers.get("grpc-status").unwrap(), code);
         let echo: serde_json::Value = serde_json::from_slice(&collected.to_bytes()).unwrap();
         assert_eq!(echo["version"], "HTTP/2.0", "the upstream leg is HTTP/2");
         assert_eq!(echo["headers"]["te"][0], "trailers");
     }
     let text = weir.metrics().await;
-    assert_eq!(sample(&text, "weir_requests_total", &[("backend", "stable"), ("class", "5xx")]), 2.0, "{text}");
-    assert_eq!(sample(&text, "weir_requests_total", &[("backend", "stable"), ("class", "2xx")]), 3.0, "{text}");
+    assert_eq!(
+        sample(
+            &text,
+            "weir_requests_total",
+            &[("backend", "stable"), ("class", "5xx")]
+        ),
+        2.0,
+        "{text}"
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "weir_requests_total",
+            &[("backend", "stable"), ("class", "2xx")]
+        ),
+        3.0,
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,11 +288,16 @@ async fn upgrade_passes_through_and_bytes_flow_both_ways() {
     let up = backend::start("stable", Behaviour::default()).await;
     let weir = Weir::start(&one_route(&up.addr.to_string(), "", ""));
     let mut tcp = TcpStream::connect(weir.addr).await.unwrap();
-    tcp.write_all(b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n").await.unwrap();
+    tcp.write_all(b"GET /ws HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+        .await
+        .unwrap();
     let mut head = Vec::new();
     let mut byte = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
-        tokio::time::timeout(Duration::from_secs(5), tcp.read_exact(&mut byte)).await.unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(5), tcp.read_exact(&mut byte))
+            .await
+            .unwrap()
+            .unwrap();
         head.push(byte[0]);
     }
     let head = String::from_utf8_lossy(&head).to_lowercase();
@@ -197,7 +306,10 @@ async fn upgrade_passes_through_and_bytes_flow_both_ways() {
     for msg in [&b"ping"[..], b"second message", &[0u8, 255, 7]] {
         tcp.write_all(msg).await.unwrap();
         let mut back = vec![0u8; msg.len()];
-        tokio::time::timeout(Duration::from_secs(5), tcp.read_exact(&mut back)).await.unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(5), tcp.read_exact(&mut back))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(back, msg);
     }
 }

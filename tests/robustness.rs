@@ -24,10 +24,25 @@ fn config(stable: &str, canary: &str, extra: &str, limits: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_request_line_gets_400() {
     let stable = backend::start("stable", Behaviour::default()).await;
-    let weir = Weir::start(&config(&stable.addr.to_string(), &stable.addr.to_string(), "", ""));
-    let answer = raw(weir.addr, b"GARBAGE\x01 / HTTP/9\r\n\r\n", Duration::from_secs(5)).await;
+    let weir = Weir::start(&config(
+        &stable.addr.to_string(),
+        &stable.addr.to_string(),
+        "",
+        "",
+    ));
+    let answer = raw(
+        weir.addr,
+        b"GARBAGE\x01 / HTTP/9\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer:?}");
-    let answer = raw(weir.addr, b"GET / HTTP/1.1\r\nbad header line\r\n\r\n", Duration::from_secs(5)).await;
+    let answer = raw(
+        weir.addr,
+        b"GET / HTTP/1.1\r\nbad header line\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
     assert!(answer.starts_with("HTTP/1.1 400"), "{answer:?}");
     assert_eq!(stable.hits(), 0, "nothing malformed reached the upstream");
 }
@@ -36,11 +51,23 @@ async fn malformed_request_line_gets_400() {
 async fn oversized_or_too_many_headers_get_431() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let limits = "limits: {max_header_bytes: 8192, max_headers: 20}\n";
-    let weir = Weir::start(&config(&stable.addr.to_string(), &stable.addr.to_string(), "", limits));
+    let weir = Weir::start(&config(
+        &stable.addr.to_string(),
+        &stable.addr.to_string(),
+        "",
+        limits,
+    ));
 
-    let big = format!("GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n", "a".repeat(20_000));
+    let big = format!(
+        "GET / HTTP/1.1\r\nHost: x\r\nX-Big: {}\r\n\r\n",
+        "a".repeat(20_000)
+    );
     let answer = raw(weir.addr, big.as_bytes(), Duration::from_secs(5)).await;
-    assert!(answer.starts_with("HTTP/1.1 431"), "{:?}", &answer[..answer.len().min(80)]);
+    assert!(
+        answer.starts_with("HTTP/1.1 431"),
+        "{:?}",
+        &answer[..answer.len().min(80)]
+    );
 
     let mut many = String::from("GET / HTTP/1.1\r\nHost: x\r\n");
     for i in 0..50 {
@@ -59,13 +86,29 @@ async fn oversized_or_too_many_headers_get_431() {
 async fn slowloris_is_cut_off_after_the_header_timeout() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let limits = "limits: {header_read_timeout: 1s}\n";
-    let weir = Weir::start(&config(&stable.addr.to_string(), &stable.addr.to_string(), "", limits));
+    let weir = Weir::start(&config(
+        &stable.addr.to_string(),
+        &stable.addr.to_string(),
+        "",
+        limits,
+    ));
     let started = Instant::now();
     // Half a header block, then silence; `raw` returns when weir closes the connection.
-    let answer = raw(weir.addr, b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ", Duration::from_secs(10)).await;
+    let answer = raw(
+        weir.addr,
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ",
+        Duration::from_secs(10),
+    )
+    .await;
     let took = started.elapsed();
-    assert!(took >= Duration::from_millis(900), "closed too early ({took:?}): {answer:?}");
-    assert!(took < Duration::from_secs(5), "not cut off within 5 s of a 1 s header timeout ({took:?})");
+    assert!(
+        took >= Duration::from_millis(900),
+        "closed too early ({took:?}): {answer:?}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "not cut off within 5 s of a 1 s header timeout ({took:?})"
+    );
     assert_eq!(stable.hits(), 0);
 }
 
@@ -73,7 +116,12 @@ async fn slowloris_is_cut_off_after_the_header_timeout() {
 async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let canary = backend::start("canary", Behaviour::default()).await;
-    let good = config(&stable.addr.to_string(), &canary.addr.to_string(), "  canary_weight: 100\n", "");
+    let good = config(
+        &stable.addr.to_string(),
+        &canary.addr.to_string(),
+        "  canary_weight: 100\n",
+        "",
+    );
     let weir = Weir::start(&good);
     let generation = weir.generation().await;
     let mut c = H1::connect(weir.addr).await;
@@ -84,14 +132,35 @@ async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
     weir.wait_log("config reload failed").await;
     weir.write_config(&good.replace("canary_weight: 100", "canary_weight: 250"));
     let deadline = Instant::now() + Duration::from_secs(10);
-    while sample(&weir.metrics().await, "weir_config_reloads_total", &[("result", "failure")]) < 2.0 {
-        assert!(Instant::now() < deadline, "second failure not counted; log:\n{}", weir.log());
+    while sample(
+        &weir.metrics().await,
+        "weir_config_reloads_total",
+        &[("result", "failure")],
+    ) < 2.0
+    {
+        assert!(
+            Instant::now() < deadline,
+            "second failure not counted; log:\n{}",
+            weir.log()
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(weir.log().contains("canary_weight"), "the error names the field; log:\n{}", weir.log());
-    assert_eq!(weir.generation().await, generation, "no table was swapped in");
+    assert!(
+        weir.log().contains("canary_weight"),
+        "the error names the field; log:\n{}",
+        weir.log()
+    );
+    assert_eq!(
+        weir.generation().await,
+        generation,
+        "no table was swapped in"
+    );
     for _ in 0..20 {
-        assert_eq!(c.get("/", &[]).await.backend(), "canary", "the last good table still serves");
+        assert_eq!(
+            c.get("/", &[]).await.backend(),
+            "canary",
+            "the last good table still serves"
+        );
     }
 
     // Fixed: the new table goes in.
@@ -99,54 +168,127 @@ async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
     weir.wait_generation_above(generation).await;
     assert_eq!(c.get("/", &[]).await.backend(), "stable");
     let text = weir.metrics().await;
-    assert_eq!(sample(&text, "weir_config_reloads_total", &[("result", "failure")]), 2.0);
-    assert_eq!(sample(&text, "weir_config_reloads_total", &[("result", "success")]), 2.0);
+    assert_eq!(
+        sample(&text, "weir_config_reloads_total", &[("result", "failure")]),
+        2.0
+    );
+    assert_eq!(
+        sample(&text, "weir_config_reloads_total", &[("result", "success")]),
+        2.0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_canary_is_retried_on_stable_and_still_counted_against_canary() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let dead = backend::dead_address().await;
-    let weir = Weir::start(&config(&stable.addr.to_string(), &dead.to_string(), "  canary_weight: 100\n", ""));
+    let weir = Weir::start(&config(
+        &stable.addr.to_string(),
+        &dead.to_string(),
+        "  canary_weight: 100\n",
+        "",
+    ));
     let mut c = H1::connect(weir.addr).await;
     for _ in 0..25 {
         let r = c.get("/", &[]).await;
-        assert_eq!((r.status.as_u16(), r.backend()), (200, "stable"), "{}", r.text());
+        assert_eq!(
+            (r.status.as_u16(), r.backend()),
+            (200, "stable"),
+            "{}",
+            r.text()
+        );
     }
     let text = weir.metrics().await;
     let canary = [("route", "web"), ("backend", "canary")];
-    assert_eq!(sample(&text, "weir_upstream_errors_total", &[canary[0], canary[1], ("kind", "connect")]), 25.0);
-    assert_eq!(sample(&text, "weir_requests_total", &[canary[0], canary[1], ("class", "5xx")]), 25.0);
-    assert_eq!(sample(&text, "weir_requests_total", &[("backend", "stable"), ("code", "200")]), 25.0);
+    assert_eq!(
+        sample(
+            &text,
+            "weir_upstream_errors_total",
+            &[canary[0], canary[1], ("kind", "connect")]
+        ),
+        25.0
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "weir_requests_total",
+            &[canary[0], canary[1], ("class", "5xx")]
+        ),
+        25.0
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "weir_requests_total",
+            &[("backend", "stable"), ("code", "200")]
+        ),
+        25.0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn both_backends_dead_gives_503_naming_the_cause() {
     let dead = backend::dead_address().await;
-    let weir = Weir::start(&config(&dead.to_string(), &dead.to_string(), "  canary_weight: 50\n", ""));
+    let weir = Weir::start(&config(
+        &dead.to_string(),
+        &dead.to_string(),
+        "  canary_weight: 50\n",
+        "",
+    ));
     let mut c = H1::connect(weir.addr).await;
     let r = c.get("/", &[]).await;
     assert_eq!(r.status, 503);
-    assert!(r.text().contains("could not connect to upstream"), "{}", r.text());
-    assert_eq!(sample(&weir.metrics().await, "weir_upstream_errors_total", &[("kind", "connect")]), 2.0);
+    assert!(
+        r.text().contains("could not connect to upstream"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(
+        sample(
+            &weir.metrics().await,
+            "weir_upstream_errors_total",
+            &[("kind", "connect")]
+        ),
+        2.0
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_upstream_gets_504_after_the_response_timeout() {
-    let slow = backend::start("stable", Behaviour { delay: Duration::from_secs(3), ..Default::default() }).await;
-    let yaml = config(&slow.addr.to_string(), &slow.addr.to_string(), "", "")
-        .replace("routes:", "upstream_defaults: {response_timeout: 300ms}\nroutes:");
+    let slow = backend::start(
+        "stable",
+        Behaviour {
+            delay: Duration::from_secs(3),
+            ..Default::default()
+        },
+    )
+    .await;
+    let yaml = config(&slow.addr.to_string(), &slow.addr.to_string(), "", "").replace(
+        "routes:",
+        "upstream_defaults: {response_timeout: 300ms}\nroutes:",
+    );
     let weir = Weir::start(&yaml);
     let started = Instant::now();
     let r = H1::connect(weir.addr).await.get("/", &[]).await;
     assert_eq!(r.status, 504, "{}", r.text());
     assert!(r.text().contains("timed out"), "{}", r.text());
     assert!(started.elapsed() < Duration::from_secs(2));
-    assert_eq!(sample(&weir.metrics().await, "weir_upstream_errors_total", &[("kind", "timeout")]), 1.0);
+    assert_eq!(
+        sample(
+            &weir.metrics().await,
+            "weir_upstream_errors_total",
+            &[("kind", "timeout")]
+        ),
+        1.0
+    );
 
     // A route deadline shorter than the upstream's timeout wins.
     let generation = weir.generation().await;
-    weir.write_config(&yaml.replace("upstream_defaults: {response_timeout: 300ms}", "").replace("- name: web\n", "- name: web\n  timeout: 200ms\n"));
+    weir.write_config(
+        &yaml
+            .replace("upstream_defaults: {response_timeout: 300ms}", "")
+            .replace("- name: web\n", "- name: web\n  timeout: 200ms\n"),
+    );
     weir.wait_generation_above(generation).await;
     let r = H1::connect(weir.addr).await.get("/", &[]).await;
     assert_eq!(r.status, 504, "{}", r.text());
@@ -155,22 +297,46 @@ async fn a_slow_upstream_gets_504_after_the_response_timeout() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_in_flight_requests_finish_then_exits() {
-    let slow = backend::start("stable", Behaviour { delay: Duration::from_millis(1500), ..Default::default() }).await;
-    let mut weir = Weir::start(&config(&slow.addr.to_string(), &slow.addr.to_string(), "", ""));
+    let slow = backend::start(
+        "stable",
+        Behaviour {
+            delay: Duration::from_millis(1500),
+            ..Default::default()
+        },
+    )
+    .await;
+    let mut weir = Weir::start(&config(
+        &slow.addr.to_string(),
+        &slow.addr.to_string(),
+        "",
+        "",
+    ));
     let addr = weir.addr;
     let in_flight = tokio::spawn(async move { H1::connect(addr).await.get("/", &[]).await });
     tokio::time::sleep(Duration::from_millis(300)).await;
     weir.signal("TERM");
     let r = in_flight.await.unwrap();
-    assert_eq!(r.status, 200, "the in-flight request finished: {}", r.text());
+    assert_eq!(
+        r.status,
+        200,
+        "the in-flight request finished: {}",
+        r.text()
+    );
     let status = tokio::task::spawn_blocking(move || {
         let s = weir.wait_exit(Duration::from_secs(10));
         (s, weir)
     })
     .await
     .unwrap();
-    assert!(status.0.is_some_and(|s| s.success()), "weir exits cleanly after draining: {:?}", status.0);
-    assert!(tokio::net::TcpStream::connect(addr).await.is_err(), "nothing accepts after shutdown");
+    assert!(
+        status.0.is_some_and(|s| s.success()),
+        "weir exits cleanly after draining: {:?}",
+        status.0
+    );
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "nothing accepts after shutdown"
+    );
 }
 
 #[test]
@@ -182,13 +348,53 @@ fn weir_check_names_file_line_and_field() {
         "listeners: [{address: \"127.0.0.1:8080\"}]\nroutes:\n- name: web\n  stable: {addresses: [\"127.0.0.1:1\"]}\n  canary_weight: lots\n",
     )
     .unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir")).args(["check", "--config"]).arg(&file).output().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["check", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("bad.yaml:5: routes[0].canary_weight"), "{stderr}");
+    assert!(
+        stderr.contains("bad.yaml:5: routes[0].canary_weight"),
+        "{stderr}"
+    );
 
     std::fs::write(&file, "listeners: [{address: \"127.0.0.1:8080\"}]\nroutes:\n- name: web\n  stable: {addresses: [\"127.0.0.1:1\"]}\n").unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir")).args(["check", "--config"]).arg(&file).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["check", "--config"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_demo_shows_the_split_and_exits_with_sample_only() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args([
+            "demo",
+            "--sample-only",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin",
+            "127.0.0.1:0",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("sample of 1000: stable 800 (80.0%), canary 200 (20.0%)"),
+        "{stdout}"
+    );
 }

@@ -90,7 +90,11 @@ async fn raising_the_weight_never_moves_a_sticky_user_back_to_stable() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let canary = backend::start("canary", Behaviour::default()).await;
     let sticky = "  sticky: {header: x-user}\n";
-    let weir = Weir::start(&config(stable.addr, canary.addr, &format!("  canary_weight: 10\n{sticky}")));
+    let weir = Weir::start(&config(
+        stable.addr,
+        canary.addr,
+        &format!("  canary_weight: 10\n{sticky}"),
+    ));
     let users: Vec<String> = (0..1_000).map(|i| format!("user-{i}")).collect();
     let mut client = H1::connect(weir.addr).await;
 
@@ -99,26 +103,46 @@ async fn raising_the_weight_never_moves_a_sticky_user_back_to_stable() {
         let r = client.get("/", &[("x-user", u)]).await;
         before.insert(u.clone(), r.backend().to_string());
         // The same user gets the same answer every time.
-        assert_eq!(client.get("/", &[("x-user", u)]).await.backend(), r.backend());
+        assert_eq!(
+            client.get("/", &[("x-user", u)]).await.backend(),
+            r.backend()
+        );
     }
     let canary_before = before.values().filter(|b| *b == "canary").count();
-    assert!((50..=150).contains(&canary_before), "{canary_before} of 1000 at 10%");
+    assert!(
+        (50..=150).contains(&canary_before),
+        "{canary_before} of 1000 at 10%"
+    );
 
     for weight in [25, 50, 90] {
         let generation = weir.generation().await;
-        weir.write_config(&config(stable.addr, canary.addr, &format!("  canary_weight: {weight}\n{sticky}")));
+        weir.write_config(&config(
+            stable.addr,
+            canary.addr,
+            &format!("  canary_weight: {weight}\n{sticky}"),
+        ));
         weir.wait_generation_above(generation).await;
         let mut on_canary = 0;
         for u in &users {
-            let now = client.get("/", &[("x-user", u)]).await.backend().to_string();
+            let now = client
+                .get("/", &[("x-user", u)])
+                .await
+                .backend()
+                .to_string();
             if before[u] == "canary" {
-                assert_eq!(now, "canary", "{u} moved from canary back to stable at {weight}%");
+                assert_eq!(
+                    now, "canary",
+                    "{u} moved from canary back to stable at {weight}%"
+                );
             }
             on_canary += usize::from(now == "canary");
             before.insert(u.clone(), now);
         }
         let expected = 10 * weight;
-        assert!(on_canary.abs_diff(expected) <= 60, "{on_canary} of 1000 at {weight}%");
+        assert!(
+            on_canary.abs_diff(expected) <= 60,
+            "{on_canary} of 1000 at {weight}%"
+        );
     }
 }
 
@@ -136,17 +160,30 @@ async fn header_routes_override_the_weight() {
     for _ in 0..20 {
         assert_eq!(c.get("/", &[("x-canary", "yes")]).await.backend(), "canary");
         assert_eq!(c.get("/", &[("x-canary", "no")]).await.backend(), "stable");
-        assert_eq!(c.get("/", &[("x-group", "beta-42")]).await.backend(), "canary");
+        assert_eq!(
+            c.get("/", &[("x-group", "beta-42")]).await.backend(),
+            "canary"
+        );
         // Regexes are anchored: a partial match is no match.
-        assert_eq!(c.get("/", &[("x-group", "xbeta-42")]).await.backend(), "stable");
+        assert_eq!(
+            c.get("/", &[("x-group", "xbeta-42")]).await.backend(),
+            "stable"
+        );
         assert_eq!(c.get("/", &[]).await.backend(), "stable");
     }
 
     // At 100 % a rule can still pin to stable.
     let generation = weir.generation().await;
-    weir.write_config(&config(stable.addr, canary.addr, &extra.replace("canary_weight: 0", "canary_weight: 100")));
+    weir.write_config(&config(
+        stable.addr,
+        canary.addr,
+        &extra.replace("canary_weight: 0", "canary_weight: 100"),
+    ));
     weir.wait_generation_above(generation).await;
-    assert_eq!(c.get("/", &[("x-pin", "stable-please")]).await.backend(), "stable");
+    assert_eq!(
+        c.get("/", &[("x-pin", "stable-please")]).await.backend(),
+        "stable"
+    );
     assert_eq!(c.get("/", &[]).await.backend(), "canary");
 }
 
@@ -174,15 +211,28 @@ async fn mirrored_requests_reach_canary_and_clients_get_stable_answers() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(stable.hits(), 200);
     let mirrored = canary.hits();
-    assert!((95..=105).contains(&mirrored), "{mirrored} of 200 mirrored at 50 %");
+    assert!(
+        (95..=105).contains(&mirrored),
+        "{mirrored} of 200 mirrored at 50 %"
+    );
     // Each copy carried the whole 12-byte body.
-    assert_eq!(canary.body_bytes.load(std::sync::atomic::Ordering::SeqCst), mirrored * 12);
+    assert_eq!(
+        canary.body_bytes.load(std::sync::atomic::Ordering::SeqCst),
+        mirrored * 12
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_or_dead_mirror_does_not_delay_clients() {
     let stable = backend::start("stable", Behaviour::default()).await;
-    let slow = backend::start("canary", Behaviour { delay: Duration::from_secs(3), ..Default::default() }).await;
+    let slow = backend::start(
+        "canary",
+        Behaviour {
+            delay: Duration::from_secs(3),
+            ..Default::default()
+        },
+    )
+    .await;
     let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 100}\n";
     let weir = Weir::start(&config(stable.addr, slow.addr, extra));
     let mut c = H1::connect(weir.addr).await;
@@ -191,7 +241,11 @@ async fn a_slow_or_dead_mirror_does_not_delay_clients() {
         assert_eq!(c.get("/", &[]).await.backend(), "stable");
     }
     // 20 requests against a mirror that takes 3 s each: had any client waited, this is ≥ 3 s.
-    assert!(started.elapsed() < Duration::from_secs(2), "clients waited for the mirror: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "clients waited for the mirror: {:?}",
+        started.elapsed()
+    );
 
     let dead = backend::dead_address().await;
     let generation = weir.generation().await;
@@ -202,5 +256,9 @@ async fn a_slow_or_dead_mirror_does_not_delay_clients() {
         let r = c.get("/", &[]).await;
         assert_eq!((r.status.as_u16(), r.backend()), (200, "stable"));
     }
-    assert!(started.elapsed() < Duration::from_secs(2), "a dead mirror delayed clients: {:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a dead mirror delayed clients: {:?}",
+        started.elapsed()
+    );
 }

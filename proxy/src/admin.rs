@@ -64,24 +64,35 @@ fn route(plane: &DataPlane, req: Request<Incoming>) -> Response<ResponseBody> {
                 reply(StatusCode::OK, "application/json", body.to_string())
             } else {
                 let body = json!({"ready": false, "reason": "no routing table loaded yet"});
-                reply(StatusCode::SERVICE_UNAVAILABLE, "application/json", body.to_string())
+                reply(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "application/json",
+                    body.to_string(),
+                )
             }
         }
         (&Method::GET, "/routes") => {
             let body = routes_json(&plane.table.load());
             reply(StatusCode::OK, "application/json", format!("{body:#}\n"))
         }
-        (_, "/metrics" | "/live" | "/ready" | "/routes") => {
-            reply(StatusCode::METHOD_NOT_ALLOWED, "text/plain", "only GET here\n".into())
-        }
-        _ => reply(StatusCode::NOT_FOUND, "text/plain", "not found: try /metrics /live /ready /routes\n".into()),
+        (_, "/metrics" | "/live" | "/ready" | "/routes") => reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "text/plain",
+            "only GET here\n".into(),
+        ),
+        _ => reply(
+            StatusCode::NOT_FOUND,
+            "text/plain",
+            "not found: try /metrics /live /ready /routes\n".into(),
+        ),
     }
 }
 
 fn reply(status: StatusCode, content_type: &'static str, body: String) -> Response<ResponseBody> {
     let mut resp = Response::new(ResponseBody::text(body));
     *resp.status_mut() = status;
-    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    resp.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     resp
 }
 

@@ -21,8 +21,18 @@ impl DataPlane {
         let metrics = Arc::new(Metrics::new());
         let live = Arc::new(LiveStats::new());
         let table = Arc::new(TableHandle::new(metrics.clone()));
-        let compiler = Compiler { upstreams: Arc::new(Upstreams::new()), metrics: metrics.clone(), live: live.clone() };
-        Arc::new(DataPlane { proxy: Arc::new(Proxy::new(table.clone())), table, metrics, live, compiler })
+        let compiler = Compiler {
+            upstreams: Arc::new(Upstreams::new()),
+            metrics: metrics.clone(),
+            live: live.clone(),
+        };
+        Arc::new(DataPlane {
+            proxy: Arc::new(Proxy::new(table.clone())),
+            table,
+            metrics,
+            live,
+            compiler,
+        })
     }
 
     /// Compiles and validates `spec`; only a table without errors is swapped in. Returns the

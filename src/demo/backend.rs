@@ -17,14 +17,20 @@ pub async fn start(name: &'static str) -> anyhow::Result<SocketAddr> {
     let address = listener.local_addr()?;
     tokio::spawn(async move {
         loop {
-            let Ok((tcp, _)) = listener.accept().await else { continue };
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
             tokio::spawn(async move {
                 let service = service_fn(move |_req| async move {
-                    let mut resp = Response::new(Full::new(Bytes::from(format!("hello from {name}\n"))));
-                    resp.headers_mut().insert("x-backend", http::HeaderValue::from_static(name));
+                    let mut resp =
+                        Response::new(Full::new(Bytes::from(format!("hello from {name}\n"))));
+                    resp.headers_mut()
+                        .insert("x-backend", http::HeaderValue::from_static(name));
                     Ok::<_, Infallible>(resp)
                 });
-                let _ = auto::Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(tcp), service).await;
+                let _ = auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(tcp), service)
+                    .await;
             });
         }
     });

@@ -33,8 +33,12 @@ pub struct DemoArgs {
 }
 
 pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
-    let stable = backend::start("stable").await.context("starting the stable backend")?;
-    let canary = backend::start("canary").await.context("starting the canary backend")?;
+    let stable = backend::start("stable")
+        .await
+        .context("starting the stable backend")?;
+    let canary = backend::start("canary")
+        .await
+        .context("starting the canary backend")?;
     let yaml = format!(
         "listeners: [{{name: demo, address: \"{listen}\"}}]\n\
          admin: {{address: \"{admin}\"}}\n\
@@ -49,7 +53,10 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
     let running = start(config).await?;
     let proxy = running.listeners[0];
     println!("weir demo: http://{proxy} splits between stable ({stable}) and canary ({canary}) at {}% canary", args.weight);
-    println!("           admin: http://{}/routes  http://{}/metrics", running.admin, running.admin);
+    println!(
+        "           admin: http://{}/routes  http://{}/metrics",
+        running.admin, running.admin
+    );
 
     let (to_stable, to_canary) = sample(proxy, args.sample).await?;
     let total = (to_stable + to_canary).max(1) as f64;
@@ -69,18 +76,27 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
 
 /// Sends `n` requests on one keep-alive connection and counts who answered.
 async fn sample(proxy: SocketAddr, n: u32) -> anyhow::Result<(u32, u32)> {
-    let tcp = tokio::net::TcpStream::connect(proxy).await.context("connecting to the demo proxy")?;
+    let tcp = tokio::net::TcpStream::connect(proxy)
+        .await
+        .context("connecting to the demo proxy")?;
     let (mut sender, conn) = http1::handshake::<_, Empty<bytes::Bytes>>(TokioIo::new(tcp)).await?;
     tokio::spawn(conn);
     let (mut stable, mut canary) = (0, 0);
     for _ in 0..n {
         sender.ready().await?;
-        let req = http::Request::get("/").header("host", "demo").body(Empty::new())?;
+        let req = http::Request::get("/")
+            .header("host", "demo")
+            .body(Empty::new())?;
         let resp = sender.send_request(req).await?;
         match resp.headers().get("x-backend").map(|v| v.as_bytes()) {
             Some(b"stable") => stable += 1,
             Some(b"canary") => canary += 1,
-            _ => return Err(anyhow!("unexpected answer from the proxy: {}", resp.status())),
+            _ => {
+                return Err(anyhow!(
+                    "unexpected answer from the proxy: {}",
+                    resp.status()
+                ))
+            }
         }
     }
     Ok((stable, canary))

@@ -53,7 +53,9 @@ pub async fn start(name: &'static str, behaviour: Behaviour) -> TestBackend {
     let bytes_counter = body_bytes.clone();
     tokio::spawn(async move {
         loop {
-            let Ok((tcp, _)) = listener.accept().await else { continue };
+            let Ok((tcp, _)) = listener.accept().await else {
+                continue;
+            };
             let behaviour = behaviour.clone();
             let counter = counter.clone();
             let bytes_counter = bytes_counter.clone();
@@ -66,24 +68,37 @@ pub async fn start(name: &'static str, behaviour: Behaviour) -> TestBackend {
                 let builder = auto::Builder::new(TokioExecutor::new());
                 match tls {
                     None => {
-                        let _ = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service).await;
+                        let _ = builder
+                            .serve_connection_with_upgrades(TokioIo::new(tcp), service)
+                            .await;
                     }
                     Some(config) => {
                         let acceptor = tokio_rustls::TlsAcceptor::from(config);
                         if let Ok(stream) = acceptor.accept(tcp).await {
-                            let _ = builder.serve_connection_with_upgrades(TokioIo::new(stream), service).await;
+                            let _ = builder
+                                .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                                .await;
                         }
                     }
                 }
             });
         }
     });
-    TestBackend { addr, hits, body_bytes }
+    TestBackend {
+        addr,
+        hits,
+        body_bytes,
+    }
 }
 
 type AnswerBody = http_body_util::combinators::BoxBody<Bytes, Infallible>;
 
-async fn answer(name: &'static str, b: Behaviour, bytes: Arc<AtomicU64>, mut req: Request<Incoming>) -> Result<Response<AnswerBody>, Infallible> {
+async fn answer(
+    name: &'static str,
+    b: Behaviour,
+    bytes: Arc<AtomicU64>,
+    mut req: Request<Incoming>,
+) -> Result<Response<AnswerBody>, Infallible> {
     if !b.delay.is_zero() {
         tokio::time::sleep(b.delay).await;
     }
@@ -98,14 +113,28 @@ async fn answer(name: &'static str, b: Behaviour, bytes: Arc<AtomicU64>, mut req
         });
         let mut resp = Response::new(Full::new(Bytes::new()).boxed());
         *resp.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
-        resp.headers_mut().insert("upgrade", HeaderValue::from_static("echo"));
-        resp.headers_mut().insert("connection", HeaderValue::from_static("upgrade"));
+        resp.headers_mut()
+            .insert("upgrade", HeaderValue::from_static("echo"));
+        resp.headers_mut()
+            .insert("connection", HeaderValue::from_static("upgrade"));
         return Ok(resp);
     }
-    let grpc = req.headers().get("content-type").is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
-    let grpc_status = req.headers().get("x-grpc-status").cloned().unwrap_or(HeaderValue::from_static("0"));
+    let grpc = req
+        .headers()
+        .get("content-type")
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+    let grpc_status = req
+        .headers()
+        .get("x-grpc-status")
+        .cloned()
+        .unwrap_or(HeaderValue::from_static("0"));
     let echo = echo_json(name, &req);
-    let body_len = req.into_body().collect().await.map(|c| c.to_bytes().len()).unwrap_or(0);
+    let body_len = req
+        .into_body()
+        .collect()
+        .await
+        .map(|c| c.to_bytes().len())
+        .unwrap_or(0);
     bytes.fetch_add(body_len as u64, Ordering::SeqCst);
     let mut echo = echo;
     echo["body_len"] = body_len.into();
@@ -113,15 +142,19 @@ async fn answer(name: &'static str, b: Behaviour, bytes: Arc<AtomicU64>, mut req
     let body = if grpc {
         let mut trailers = HeaderMap::new();
         trailers.insert("grpc-status", grpc_status);
-        Full::new(text).with_trailers(async move { Some(Ok(trailers)) }).boxed()
+        Full::new(text)
+            .with_trailers(async move { Some(Ok(trailers)) })
+            .boxed()
     } else {
         Full::new(text).boxed()
     };
     let mut resp = Response::new(body);
     *resp.status_mut() = StatusCode::from_u16(b.status.unwrap_or(200)).unwrap();
-    resp.headers_mut().insert("x-backend", HeaderValue::from_static(name));
+    resp.headers_mut()
+        .insert("x-backend", HeaderValue::from_static(name));
     if grpc {
-        resp.headers_mut().insert("content-type", HeaderValue::from_static("application/grpc"));
+        resp.headers_mut()
+            .insert("content-type", HeaderValue::from_static("application/grpc"));
     }
     if b.hop_by_hop_response {
         let h = resp.headers_mut();
@@ -136,7 +169,9 @@ async fn answer(name: &'static str, b: Behaviour, bytes: Arc<AtomicU64>, mut req
 fn echo_json(name: &str, req: &Request<Incoming>) -> serde_json::Value {
     let mut headers = serde_json::Map::new();
     for (k, v) in req.headers() {
-        let entry = headers.entry(k.as_str().to_string()).or_insert_with(|| serde_json::Value::Array(vec![]));
+        let entry = headers
+            .entry(k.as_str().to_string())
+            .or_insert_with(|| serde_json::Value::Array(vec![]));
         if let serde_json::Value::Array(list) = entry {
             list.push(String::from_utf8_lossy(v.as_bytes()).into_owned().into());
         }

@@ -18,11 +18,15 @@ pub struct Response {
 
 impl Response {
     pub fn backend(&self) -> &str {
-        self.headers.get("x-backend").and_then(|v| v.to_str().ok()).unwrap_or("")
+        self.headers
+            .get("x-backend")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
     }
 
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {:?}", self.body))
     }
 
     pub fn text(&self) -> String {
@@ -37,10 +41,16 @@ pub struct H1 {
 
 impl H1 {
     pub async fn connect(addr: SocketAddr) -> H1 {
-        let tcp = TcpStream::connect(addr).await.unwrap();
-        let (sender, conn) = http1::handshake(TokioIo::new(tcp)).await.unwrap();
+        Self::try_connect(addr).await.unwrap()
+    }
+
+    pub async fn try_connect(addr: SocketAddr) -> std::io::Result<H1> {
+        let tcp = TcpStream::connect(addr).await?;
+        let (sender, conn) = http1::handshake(TokioIo::new(tcp))
+            .await
+            .map_err(std::io::Error::other)?;
         tokio::spawn(conn);
-        H1 { sender }
+        Ok(H1 { sender })
     }
 
     pub async fn send(&mut self, req: Request<Full<Bytes>>) -> Response {
@@ -62,10 +72,16 @@ impl H1 {
     }
 }
 
-pub async fn collect(resp: http::Response<hyper::body::Incoming>) -> Result<Response, hyper::Error> {
+pub async fn collect(
+    resp: http::Response<hyper::body::Incoming>,
+) -> Result<Response, hyper::Error> {
     let (parts, body) = resp.into_parts();
     let body = body.collect().await?.to_bytes();
-    Ok(Response { status: parts.status, headers: parts.headers, body })
+    Ok(Response {
+        status: parts.status,
+        headers: parts.headers,
+        body,
+    })
 }
 
 /// One request on a fresh connection; returns status and body text.
@@ -77,7 +93,9 @@ pub async fn get_text(addr: SocketAddr, path: &str) -> (StatusCode, String) {
 /// An h2c connection (HTTP/2 with prior knowledge).
 pub async fn h2c(addr: SocketAddr) -> http2::SendRequest<Empty<Bytes>> {
     let tcp = TcpStream::connect(addr).await.unwrap();
-    let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp)).await.unwrap();
+    let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+        .await
+        .unwrap();
     tokio::spawn(conn);
     sender
 }

@@ -48,7 +48,9 @@ impl Weir {
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 let plain = strip_ansi(&line);
-                if let Some(addr) = after(&plain, "serving on http://").or_else(|| after(&plain, "serving on https://")) {
+                if let Some(addr) = after(&plain, "serving on http://")
+                    .or_else(|| after(&plain, "serving on https://"))
+                {
                     let _ = tx.send(("listener", addr));
                 }
                 if let Some(addr) = after(&plain, "admin on http://") {
@@ -66,11 +68,21 @@ impl Weir {
                 Ok((_, a)) => admin = Some(a),
                 Err(_) => {
                     let _ = child.kill();
-                    panic!("weir did not start; log:\n{}", log.lock().unwrap().join("\n"));
+                    panic!(
+                        "weir did not start; log:\n{}",
+                        log.lock().unwrap().join("\n")
+                    );
                 }
             }
         }
-        Weir { child, addr: addr.unwrap(), admin: admin.unwrap(), dir, config, log }
+        Weir {
+            child,
+            addr: addr.unwrap(),
+            admin: admin.unwrap(),
+            dir,
+            config,
+            log,
+        }
     }
 
     pub fn log(&self) -> String {
@@ -107,7 +119,11 @@ impl Weir {
             if g > than {
                 return g;
             }
-            assert!(Instant::now() < deadline, "no reload within 10 s; log:\n{}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "no reload within 10 s; log:\n{}",
+                self.log()
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -116,13 +132,21 @@ impl Weir {
     pub async fn wait_log(&self, needle: &str) {
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self.log().contains(needle) {
-            assert!(Instant::now() < deadline, "log never said {needle:?}; log:\n{}", self.log());
+            assert!(
+                Instant::now() < deadline,
+                "log never said {needle:?}; log:\n{}",
+                self.log()
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
 
     pub fn signal(&self, sig: &str) {
-        let status = Command::new("kill").arg(format!("-{sig}")).arg(self.pid().to_string()).status().unwrap();
+        let status = Command::new("kill")
+            .arg(format!("-{sig}"))
+            .arg(self.pid().to_string())
+            .status()
+            .unwrap();
         assert!(status.success());
     }
 
@@ -149,7 +173,11 @@ impl Drop for Weir {
 
 fn after(line: &str, marker: &str) -> Option<SocketAddr> {
     let rest = &line[line.find(marker)? + marker.len()..];
-    rest.split_whitespace().next()?.trim_end_matches(['/', ')']).parse().ok()
+    rest.split_whitespace()
+        .next()?
+        .trim_end_matches(['/', ')'])
+        .parse()
+        .ok()
 }
 
 fn strip_ansi(s: &str) -> String {
@@ -176,7 +204,11 @@ pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .filter(|l| l.starts_with(name) && l[name.len()..].starts_with(['{', ' ']))
-        .filter(|l| labels.iter().all(|(k, v)| l.contains(&format!("{k}=\"{v}\""))))
+        .filter(|l| {
+            labels
+                .iter()
+                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
+        })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
 }

@@ -117,7 +117,11 @@ pub struct UpstreamBody {
 
 impl UpstreamBody {
     pub fn new(body: Incoming, release: Release, grpc: Option<PendingGrpc>) -> Self {
-        let mut this = UpstreamBody { body, release: Some(release), grpc };
+        let mut this = UpstreamBody {
+            body,
+            release: Some(release),
+            grpc,
+        };
         if this.body.is_end_stream() {
             this.finished(None);
         }

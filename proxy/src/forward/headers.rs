@@ -17,7 +17,10 @@ static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host"
 pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     let mut wants_trailers = false;
     if let Some(te) = headers.get(TE) {
-        wants_trailers = te.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"trailers"));
+        wants_trailers = te
+            .as_bytes()
+            .split(|&b| b == b',')
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"trailers"));
     }
     if headers.contains_key(CONNECTION) {
         // Every field the Connection header names is hop-by-hop too.
@@ -59,7 +62,10 @@ pub fn add_forwarded(headers: &mut HeaderMap, client: IpAddr, tls: bool, host: O
     if let Ok(v) = HeaderValue::from_str(&xff) {
         headers.insert(X_FORWARDED_FOR.clone(), v);
     }
-    headers.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(if tls { "https" } else { "http" }));
+    headers.insert(
+        X_FORWARDED_PROTO.clone(),
+        HeaderValue::from_static(if tls { "https" } else { "http" }),
+    );
     match host.and_then(|h| HeaderValue::from_str(h).ok()) {
         Some(h) => {
             headers.insert(X_FORWARDED_HOST.clone(), h);
@@ -74,7 +80,9 @@ pub fn add_forwarded(headers: &mut HeaderMap, client: IpAddr, tls: bool, host: O
 pub fn is_upgrade(headers: &HeaderMap) -> bool {
     headers.contains_key(UPGRADE)
         && headers.get_all(CONNECTION).iter().any(|v| {
-            v.as_bytes().split(|&b| b == b',').any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
+            v.as_bytes()
+                .split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
         })
 }
 
@@ -94,7 +102,10 @@ mod tests {
     fn map(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
-            h.append(HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+            h.append(
+                HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
         }
         h
     }
@@ -127,8 +138,16 @@ mod tests {
 
     #[test]
     fn xff_appends_and_never_replaces() {
-        let mut h = map(&[("x-forwarded-for", "1.2.3.4"), ("x-forwarded-proto", "https")]);
-        add_forwarded(&mut h, "10.0.0.9".parse().unwrap(), false, Some("example.com"));
+        let mut h = map(&[
+            ("x-forwarded-for", "1.2.3.4"),
+            ("x-forwarded-proto", "https"),
+        ]);
+        add_forwarded(
+            &mut h,
+            "10.0.0.9".parse().unwrap(),
+            false,
+            Some("example.com"),
+        );
         assert_eq!(h.get("x-forwarded-for").unwrap(), "1.2.3.4, 10.0.0.9");
         assert_eq!(h.get("x-forwarded-proto").unwrap(), "http");
         assert_eq!(h.get("x-forwarded-host").unwrap(), "example.com");

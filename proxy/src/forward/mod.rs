@@ -43,10 +43,17 @@ pub struct Proxy {
 
 impl Proxy {
     pub fn new(table: Arc<TableHandle>) -> Self {
-        Proxy { table, mirrors: Arc::new(Semaphore::new(MAX_MIRRORS_IN_FLIGHT)) }
+        Proxy {
+            table,
+            mirrors: Arc::new(Semaphore::new(MAX_MIRRORS_IN_FLIGHT)),
+        }
     }
 
-    pub async fn handle(&self, mut req: Request<Incoming>, client: ClientInfo) -> Response<ResponseBody> {
+    pub async fn handle(
+        &self,
+        mut req: Request<Incoming>,
+        client: ClientInfo,
+    ) -> Response<ResponseBody> {
         let table = self.table.load();
         let authority = authority(&req).map(str::to_owned);
 
@@ -63,11 +70,17 @@ impl Proxy {
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let (mut parts, incoming) = req.into_parts();
         let wants_trailers = headers::strip_hop_by_hop(&mut parts.headers, upgrade);
-        headers::add_forwarded(&mut parts.headers, client.ip, client.tls, authority.as_deref());
+        headers::add_forwarded(
+            &mut parts.headers,
+            client.ip,
+            client.tls,
+            authority.as_deref(),
+        );
         headers::ensure_host(&mut parts.headers, authority.as_deref());
 
         // Mirror: a copy to canary that never delays or changes the client's answer.
-        let body = match mirror::start(route, &parts, &self.mirrors, incoming.is_end_stream_hint()) {
+        let body = match mirror::start(route, &parts, &self.mirrors, incoming.is_end_stream_hint())
+        {
             Some(Some(tx)) => RequestBody::Tee(incoming, Some(tx)),
             _ => RequestBody::Incoming(incoming),
         };
@@ -83,7 +96,10 @@ impl Proxy {
                 Err(_) => {
                     let outcome = Outcome::error(UpstreamError::Timeout, started.elapsed());
                     route.backend(role).stats.record(&outcome);
-                    return local_response(StatusCode::GATEWAY_TIMEOUT, "request timed out (route timeout)");
+                    return local_response(
+                        StatusCode::GATEWAY_TIMEOUT,
+                        "request timed out (route timeout)",
+                    );
                 }
             },
         };
@@ -125,7 +141,9 @@ async fn forward(
     let mut started = Instant::now();
     let mut lease = checkout(&endpoint, upgrade).await;
     if let Err(err) = lease {
-        backend.stats.record(&Outcome::error(err, started.elapsed()));
+        backend
+            .stats
+            .record(&Outcome::error(err, started.elapsed()));
         // Nothing was sent: the other side of the route may take it.
         let Some(other) = route.fallback(backend.role) else {
             return upstream_failure(err, backend);
@@ -135,7 +153,9 @@ async fn forward(
         started = Instant::now();
         lease = checkout(&endpoint, upgrade).await;
         if let Err(err) = lease {
-            backend.stats.record(&Outcome::error(err, started.elapsed()));
+            backend
+                .stats
+                .record(&Outcome::error(err, started.elapsed()));
             return upstream_failure(err, backend);
         }
     }
@@ -164,7 +184,9 @@ async fn forward(
             Ok(Err((SendError::Failed(err), _))) => err,
             Err(_elapsed) => UpstreamError::Timeout,
         };
-        backend.stats.record(&Outcome::error(err, started.elapsed()));
+        backend
+            .stats
+            .record(&Outcome::error(err, started.elapsed()));
         return upstream_failure(err, backend);
     }
     local_response(StatusCode::BAD_GATEWAY, "upstream unavailable")
@@ -179,23 +201,46 @@ async fn checkout(endpoint: &Arc<Endpoint>, upgrade: bool) -> Result<Lease, Upst
 }
 
 /// HTTP/1 upstreams get origin-form; HTTP/2 upstreams need scheme and authority.
-pub(super) fn shape_for_upstream(mut req: Request<RequestBody>, endpoint: &Endpoint, wants_trailers: bool) -> Request<RequestBody> {
-    let path = req.uri().path_and_query().cloned().unwrap_or_else(|| PathAndQuery::from_static("/"));
+pub(super) fn shape_for_upstream(
+    mut req: Request<RequestBody>,
+    endpoint: &Endpoint,
+    wants_trailers: bool,
+) -> Request<RequestBody> {
+    let path = req
+        .uri()
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| PathAndQuery::from_static("/"));
     if endpoint.is_http2() {
         let authority = req
             .uri()
             .authority()
             .map(|a| a.as_str().to_owned())
-            .or_else(|| req.headers().get(HOST).and_then(|h| h.to_str().ok()).map(str::to_owned))
+            .or_else(|| {
+                req.headers()
+                    .get(HOST)
+                    .and_then(|h| h.to_str().ok())
+                    .map(str::to_owned)
+            })
             .unwrap_or_else(|| endpoint.address().to_owned());
-        let scheme = if endpoint.is_tls() { Scheme::HTTPS } else { Scheme::HTTP };
-        if let Ok(uri) = Uri::builder().scheme(scheme).authority(authority).path_and_query(path).build() {
+        let scheme = if endpoint.is_tls() {
+            Scheme::HTTPS
+        } else {
+            Scheme::HTTP
+        };
+        if let Ok(uri) = Uri::builder()
+            .scheme(scheme)
+            .authority(authority)
+            .path_and_query(path)
+            .build()
+        {
             *req.uri_mut() = uri;
         }
         req.headers_mut().remove(HOST);
         if wants_trailers {
             // gRPC needs it, and HTTP/2 allows exactly this value.
-            req.headers_mut().insert(http::header::TE, http::HeaderValue::from_static("trailers"));
+            req.headers_mut()
+                .insert(http::header::TE, http::HeaderValue::from_static("trailers"));
         }
         *req.version_mut() = Version::HTTP_2;
     } else {
@@ -218,7 +263,10 @@ fn respond(
     let switching = parts.status == StatusCode::SWITCHING_PROTOCOLS;
     headers::strip_hop_by_hop(&mut parts.headers, switching);
 
-    let grpc = parts.headers.get(CONTENT_TYPE).is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
+    let grpc = parts
+        .headers
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
     let pending = match parts.headers.get("grpc-status") {
         // Trailers-only gRPC answer: the status is already here.
         Some(code) if grpc => {
@@ -226,7 +274,10 @@ fn respond(
             backend.stats.record(&outcome);
             None
         }
-        None if grpc => Some(PendingGrpc { stats: backend.stats.clone(), outcome }),
+        None if grpc => Some(PendingGrpc {
+            stats: backend.stats.clone(),
+            outcome,
+        }),
         _ => {
             backend.stats.record(&outcome);
             None
@@ -245,5 +296,8 @@ fn upstream_failure(err: UpstreamError, backend: &Backend) -> Response<ResponseB
         UpstreamError::Tls => "TLS handshake with upstream failed",
         UpstreamError::Protocol => "upstream sent a malformed response",
     };
-    local_response(status, &format!("{what} ({} backend)", backend.role.as_str()))
+    local_response(
+        status,
+        &format!("{what} ({} backend)", backend.role.as_str()),
+    )
 }

@@ -11,7 +11,9 @@ pub fn tunnel(client: OnUpgrade, resp: &mut Response<ResponseBody>) {
     if resp.status() != StatusCode::SWITCHING_PROTOCOLS {
         return;
     }
-    let ResponseBody::Upstream(_) = resp.body() else { return };
+    let ResponseBody::Upstream(_) = resp.body() else {
+        return;
+    };
     let upstream = hyper::upgrade::on(&mut *resp);
     tokio::spawn(async move {
         let (client, upstream) = match tokio::try_join!(client, upstream) {

@@ -73,8 +73,12 @@ pub async fn serve(
                 Some(tls) => {
                     let accepting = tls.acceptor().accept(tcp);
                     match tokio::time::timeout(handshake_timeout, accepting).await {
-                        Ok(Ok(stream)) => serve_conn(&builder, watcher, stream, peer, true, proxy).await,
-                        Ok(Err(err)) => tracing::debug!(%peer, error = %err, "TLS handshake failed"),
+                        Ok(Ok(stream)) => {
+                            serve_conn(&builder, watcher, stream, peer, true, proxy).await
+                        }
+                        Ok(Err(err)) => {
+                            tracing::debug!(%peer, error = %err, "TLS handshake failed")
+                        }
                         Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
                     }
                 }
@@ -82,7 +86,10 @@ pub async fn serve(
         });
     }
     drop(listener);
-    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::warn!("shutdown grace period ended with requests still in flight");
     }
 }
@@ -128,6 +135,7 @@ fn http_builder(limits: &LimitsSpec) -> auto::Builder<TokioExecutor> {
 
 /// Binds a listener; the error names the address.
 pub async fn bind(address: SocketAddr) -> Result<TcpListener, String> {
-    TcpListener::bind(address).await.map_err(|e| format!("cannot listen on {address}: {e}"))
+    TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))
 }
-

@@ -57,6 +57,8 @@ pub struct AdminSpec {
 
 impl Default for AdminSpec {
     fn default() -> Self {
-        AdminSpec { address: SocketAddr::from(([127, 0, 0, 1], 9901)) }
+        AdminSpec {
+            address: SocketAddr::from(([127, 0, 0, 1], 9901)),
+        }
     }
 }

@@ -20,8 +20,12 @@ pub fn server_config(spec: &ServerTlsSpec) -> Result<Arc<ServerConfig>, String> 
     if certs.is_empty() {
         return Err(format!("certificate file {cert_file} holds no certificate"));
     }
-    let key = PrivateKeyDer::from_pem_file(&spec.key_file)
-        .map_err(|e| format!("cannot read a private key from {}: {e}", spec.key_file.display()))?;
+    let key = PrivateKeyDer::from_pem_file(&spec.key_file).map_err(|e| {
+        format!(
+            "cannot read a private key from {}: {e}",
+            spec.key_file.display()
+        )
+    })?;
     // TLS 1.2 and 1.3 only: rustls offers nothing older.
     let mut config = ServerConfig::builder_with_provider(tls_provider())
         .with_safe_default_protocol_versions()
@@ -40,7 +44,9 @@ pub struct ReloadableTls {
 
 impl ReloadableTls {
     pub fn load(spec: &ServerTlsSpec) -> Result<Self, String> {
-        Ok(ReloadableTls { current: ArcSwap::new(server_config(spec)?) })
+        Ok(ReloadableTls {
+            current: ArcSwap::new(server_config(spec)?),
+        })
     }
 
     /// On failure the old certificate keeps serving.

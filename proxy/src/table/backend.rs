@@ -31,8 +31,19 @@ pub struct Backend {
 }
 
 impl Backend {
-    pub(super) fn new(role: Role, endpoints: Vec<Arc<Endpoint>>, balance: Balance, stats: BackendStats) -> Self {
-        Backend { role, endpoints, balance, next: AtomicUsize::new(0), stats }
+    pub(super) fn new(
+        role: Role,
+        endpoints: Vec<Arc<Endpoint>>,
+        balance: Balance,
+        stats: BackendStats,
+    ) -> Self {
+        Backend {
+            role,
+            endpoints,
+            balance,
+            next: AtomicUsize::new(0),
+            stats,
+        }
     }
 
     pub fn endpoints(&self) -> &[Arc<Endpoint>] {
@@ -42,7 +53,11 @@ impl Backend {
     /// Compilation guarantees at least one endpoint.
     pub fn pick(&self) -> &Arc<Endpoint> {
         let n = self.endpoints.len();
-        let start = if n > 1 { self.next.fetch_add(1, Ordering::Relaxed) % n } else { 0 };
+        let start = if n > 1 {
+            self.next.fetch_add(1, Ordering::Relaxed) % n
+        } else {
+            0
+        };
         match self.balance {
             Balance::RoundRobin => &self.endpoints[start],
             Balance::LeastRequest => {

@@ -10,7 +10,9 @@ use super::backend::{Backend, BackendStats};
 use super::error::TableErrors;
 use super::matcher::HeaderMatcher;
 use super::route::{HeaderRoute, Mirror, Route, Sticky};
-use super::spec::{BackendSpec, HeaderMatchSpec, RouteSpec, StickySpec, TableSpec, Target, MAX_WEIGHT_BP};
+use super::spec::{
+    BackendSpec, HeaderMatchSpec, RouteSpec, StickySpec, TableSpec, Target, MAX_WEIGHT_BP,
+};
 use super::split::Rotation;
 use super::RouteTable;
 use crate::stats::{LiveStats, Metrics, Role};
@@ -32,7 +34,10 @@ impl Compiler {
         for (i, rs) in spec.routes.iter().enumerate() {
             let path = format!("routes[{i}]");
             if !names.insert(rs.name.as_str()) {
-                errors.push(format!("{path}.name"), format!("duplicate route name `{}`", rs.name));
+                errors.push(
+                    format!("{path}.name"),
+                    format!("duplicate route name `{}`", rs.name),
+                );
             }
             if let Some(route) = self.route(rs, &path, &mut errors) {
                 routes.push(Arc::new(route));
@@ -51,23 +56,37 @@ impl Compiler {
             errors.push(format!("{path}.name"), "must not be empty");
         }
         if !rs.path_prefix.starts_with('/') {
-            errors.push(format!("{path}.match.path_prefix"), format!("`{}` must start with `/`", rs.path_prefix));
+            errors.push(
+                format!("{path}.match.path_prefix"),
+                format!("`{}` must start with `/`", rs.path_prefix),
+            );
         }
         for (j, host) in rs.hosts.iter().enumerate() {
             let bare = host.strip_prefix("*.").unwrap_or(host);
             if bare.is_empty() || bare.contains(['*', '/', ' ']) {
-                errors.push(format!("{path}.match.hosts[{j}]"), format!("`{host}` is not a host or `*.suffix`"));
+                errors.push(
+                    format!("{path}.match.hosts[{j}]"),
+                    format!("`{host}` is not a host or `*.suffix`"),
+                );
             }
         }
         if rs.canary_weight_bp > MAX_WEIGHT_BP {
-            errors.push(format!("{path}.canary_weight"), format!("{} bp is over 100%", rs.canary_weight_bp));
+            errors.push(
+                format!("{path}.canary_weight"),
+                format!("{} bp is over 100%", rs.canary_weight_bp),
+            );
         }
         let headers = matchers(&rs.headers, &format!("{path}.match.headers"), errors);
-        let stable = self.backend(&rs.name, Role::Stable, &rs.stable, &format!("{path}.stable"), errors);
-        let canary = rs
-            .canary
-            .as_ref()
-            .and_then(|c| self.backend(&rs.name, Role::Canary, c, &format!("{path}.canary"), errors));
+        let stable = self.backend(
+            &rs.name,
+            Role::Stable,
+            &rs.stable,
+            &format!("{path}.stable"),
+            errors,
+        );
+        let canary = rs.canary.as_ref().and_then(|c| {
+            self.backend(&rs.name, Role::Canary, c, &format!("{path}.canary"), errors)
+        });
 
         let mut header_routes = Vec::new();
         for (j, hr) in rs.header_routes.iter().enumerate() {
@@ -76,34 +95,51 @@ impl Compiler {
                 errors.push(format!("{hp}.match"), "needs at least one header rule");
             }
             if hr.target == Target::Canary && rs.canary.is_none() {
-                errors.push(format!("{hp}.backend"), "routes to canary, but the route has no canary");
+                errors.push(
+                    format!("{hp}.backend"),
+                    "routes to canary, but the route has no canary",
+                );
             }
             let role = match hr.target {
                 Target::Stable => Role::Stable,
                 Target::Canary => Role::Canary,
             };
-            header_routes.push(HeaderRoute { matches: matchers(&hr.matches, &format!("{hp}.match"), errors), role });
+            header_routes.push(HeaderRoute {
+                matches: matchers(&hr.matches, &format!("{hp}.match"), errors),
+                role,
+            });
         }
 
         let sticky = match &rs.sticky {
             None => None,
-            Some(StickySpec::Cookie(name)) if !name.is_empty() => Some(Sticky::Cookie(name.clone())),
+            Some(StickySpec::Cookie(name)) if !name.is_empty() => {
+                Some(Sticky::Cookie(name.clone()))
+            }
             Some(StickySpec::Header(name)) => match HeaderName::from_bytes(name.as_bytes()) {
                 Ok(h) => Some(Sticky::Header(h)),
                 Err(_) => {
-                    errors.push(format!("{path}.sticky.header"), format!("`{name}` is not a valid header name"));
+                    errors.push(
+                        format!("{path}.sticky.header"),
+                        format!("`{name}` is not a valid header name"),
+                    );
                     None
                 }
             },
             Some(StickySpec::Cookie(_)) => {
-                errors.push(format!("{path}.sticky.cookie"), "cookie name must not be empty");
+                errors.push(
+                    format!("{path}.sticky.cookie"),
+                    "cookie name must not be empty",
+                );
                 None
             }
         };
 
         let mirror = rs.mirror.as_ref().map(|m| {
             if rs.canary.is_none() {
-                errors.push(format!("{path}.mirror"), "mirrors to canary, but the route has no canary");
+                errors.push(
+                    format!("{path}.mirror"),
+                    "mirrors to canary, but the route has no canary",
+                );
             }
             if m.percent_bp > MAX_WEIGHT_BP {
                 errors.push(format!("{path}.mirror.percent"), "must be 0..=100");
@@ -134,7 +170,14 @@ impl Compiler {
         })
     }
 
-    fn backend(&self, route: &str, role: Role, spec: &BackendSpec, path: &str, errors: &mut TableErrors) -> Option<Backend> {
+    fn backend(
+        &self,
+        route: &str,
+        role: Role,
+        spec: &BackendSpec,
+        path: &str,
+        errors: &mut TableErrors,
+    ) -> Option<Backend> {
         if spec.addresses.is_empty() {
             errors.push(format!("{path}.addresses"), "needs at least one address");
             return None;
@@ -153,7 +196,10 @@ impl Compiler {
         if endpoints.len() != spec.addresses.len() {
             return None;
         }
-        let stats = BackendStats { metrics: self.metrics.backend(route, role), live: self.live.window(route, role) };
+        let stats = BackendStats {
+            metrics: self.metrics.backend(route, role),
+            live: self.live.window(route, role),
+        };
         Some(Backend::new(role, endpoints, spec.balance, stats))
     }
 }
@@ -193,7 +239,9 @@ fn check_overlaps(spec: &TableSpec, errors: &mut TableErrors) {
         if let Some(first) = seen.insert(key, i) {
             errors.push(
                 format!("routes[{i}].match"),
-                format!("same hosts, path_prefix and headers as routes[{first}]: it could never match"),
+                format!(
+                    "same hosts, path_prefix and headers as routes[{first}]: it could never match"
+                ),
             );
         }
     }
@@ -219,7 +267,11 @@ fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
     let order = |v: &mut Vec<usize>| {
         v.sort_by_key(|&i| {
             let r = &routes[i];
-            (std::cmp::Reverse(r.path_prefix.len()), std::cmp::Reverse(r.headers.len()), i)
+            (
+                std::cmp::Reverse(r.path_prefix.len()),
+                std::cmp::Reverse(r.headers.len()),
+                i,
+            )
         })
     };
     exact.values_mut().for_each(order);
@@ -227,5 +279,12 @@ fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
     let mut wildcard: Vec<(String, Vec<usize>)> = wildcard.into_iter().collect();
     wildcard.iter_mut().for_each(|(_, v)| order(v));
     wildcard.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
-    RouteTable { generation: 0, spec, routes, exact, wildcard, any }
+    RouteTable {
+        generation: 0,
+        spec,
+        routes,
+        exact,
+        wildcard,
+        any,
+    }
 }

@@ -18,7 +18,10 @@ pub struct TableErrors(pub Vec<TableError>);
 
 impl TableErrors {
     pub(super) fn push(&mut self, path: impl Into<String>, message: impl Into<String>) {
-        self.0.push(TableError { path: path.into(), message: message.into() });
+        self.0.push(TableError {
+            path: path.into(),
+            message: message.into(),
+        });
     }
 }
 

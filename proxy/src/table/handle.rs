@@ -45,7 +45,8 @@ impl TableHandle {
             }
         }
         for route in table.routes() {
-            self.metrics.set_canary_weight(&route.name, route.canary_weight_bp());
+            self.metrics
+                .set_canary_weight(&route.name, route.canary_weight_bp());
         }
         self.current.store(Arc::new(table));
         self.metrics.table_swapped(generation);

@@ -69,7 +69,10 @@ impl HeaderMatcher {
 
     /// Any value of a repeated header may match.
     pub fn matches(&self, headers: &HeaderMap) -> bool {
-        headers.get_all(&self.name).iter().any(|v| self.value.matches(v.as_bytes()))
+        headers
+            .get_all(&self.name)
+            .iter()
+            .any(|v| self.value.matches(v.as_bytes()))
     }
 }
 
@@ -93,12 +96,31 @@ mod tests {
     fn header_rules() {
         let mut h = HeaderMap::new();
         h.insert("x-canary", "always".parse().unwrap());
-        let spec = |v| HeaderMatchSpec { name: "X-Canary".into(), value: v };
-        assert!(HeaderMatcher::compile(&spec(ValueMatch::Exact("always".into()))).unwrap().matches(&h));
-        assert!(HeaderMatcher::compile(&spec(ValueMatch::Prefix("alw".into()))).unwrap().matches(&h));
-        assert!(HeaderMatcher::compile(&spec(ValueMatch::Regex("a.*s".into()))).unwrap().matches(&h));
+        let spec = |v| HeaderMatchSpec {
+            name: "X-Canary".into(),
+            value: v,
+        };
+        assert!(
+            HeaderMatcher::compile(&spec(ValueMatch::Exact("always".into())))
+                .unwrap()
+                .matches(&h)
+        );
+        assert!(
+            HeaderMatcher::compile(&spec(ValueMatch::Prefix("alw".into())))
+                .unwrap()
+                .matches(&h)
+        );
+        assert!(
+            HeaderMatcher::compile(&spec(ValueMatch::Regex("a.*s".into())))
+                .unwrap()
+                .matches(&h)
+        );
         // Anchored: a partial match is no match.
-        assert!(!HeaderMatcher::compile(&spec(ValueMatch::Regex("lway".into()))).unwrap().matches(&h));
+        assert!(
+            !HeaderMatcher::compile(&spec(ValueMatch::Regex("lway".into())))
+                .unwrap()
+                .matches(&h)
+        );
         assert!(HeaderMatcher::compile(&spec(ValueMatch::Regex("(".into()))).is_err());
     }
 }

@@ -70,7 +70,11 @@ impl RouteTable {
     pub fn find(&self, host: Option<&str>, path: &str, headers: &HeaderMap) -> Option<&Arc<Route>> {
         if let Some(host) = host {
             let host = normalize_host(host);
-            if let Some(found) = self.exact.get(host.as_ref()).and_then(|c| self.first(c, path, headers)) {
+            if let Some(found) = self
+                .exact
+                .get(host.as_ref())
+                .and_then(|c| self.first(c, path, headers))
+            {
                 return Some(found);
             }
             for (suffix, candidates) in &self.wildcard {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::header::{COOKIE, HeaderName};
+use http::header::{HeaderName, COOKIE};
 use http::HeaderMap;
 
 use super::backend::Backend;
@@ -116,7 +116,10 @@ impl Route {
 fn sticky_key<'h>(sticky: &Sticky, headers: &'h HeaderMap) -> Option<&'h [u8]> {
     match sticky {
         Sticky::Header(name) => headers.get(name).map(|v| v.as_bytes()),
-        Sticky::Cookie(name) => headers.get_all(COOKIE).iter().find_map(|v| cookie_value(v.as_bytes(), name)),
+        Sticky::Cookie(name) => headers
+            .get_all(COOKIE)
+            .iter()
+            .find_map(|v| cookie_value(v.as_bytes(), name)),
     }
 }
 
@@ -134,7 +137,10 @@ mod tests {
 
     #[test]
     fn cookies() {
-        assert_eq!(cookie_value(b"a=1; session=abc; b=2", "session"), Some(&b"abc"[..]));
+        assert_eq!(
+            cookie_value(b"a=1; session=abc; b=2", "session"),
+            Some(&b"abc"[..])
+        );
         assert_eq!(cookie_value(b"sessionx=1", "session"), None);
         assert_eq!(cookie_value(b"session=", "session"), Some(&b""[..]));
         assert_eq!(cookie_value(b"junk", "session"), None);

@@ -51,16 +51,23 @@ pub(super) async fn open(
         None => handshake(tcp, protocol, upgrades).await,
         Some(target) => {
             let connector = tokio_rustls::TlsConnector::from(target.config.clone());
-            let stream = connector.connect(target.name.clone(), tcp).await.map_err(|err| {
-                tracing::debug!(%address, error = %err, "upstream TLS handshake failed");
-                UpstreamError::Tls
-            })?;
+            let stream = connector
+                .connect(target.name.clone(), tcp)
+                .await
+                .map_err(|err| {
+                    tracing::debug!(%address, error = %err, "upstream TLS handshake failed");
+                    UpstreamError::Tls
+                })?;
             handshake(stream, protocol, upgrades).await
         }
     }
 }
 
-async fn handshake<I>(io: I, protocol: UpstreamProtocol, upgrades: bool) -> Result<Sender, UpstreamError>
+async fn handshake<I>(
+    io: I,
+    protocol: UpstreamProtocol,
+    upgrades: bool,
+) -> Result<Sender, UpstreamError>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {

@@ -98,14 +98,28 @@ impl Endpoint {
             UpstreamProtocol::Http2 => Sender::H2(self.shared_h2().await?),
         };
         self.outstanding.fetch_add(1, Ordering::Relaxed);
-        Ok(Lease { sender, poolable: true, release: Release { endpoint: self.clone(), sender: None } })
+        Ok(Lease {
+            sender,
+            poolable: true,
+            release: Release {
+                endpoint: self.clone(),
+                sender: None,
+            },
+        })
     }
 
     /// A fresh HTTP/1 connection that may be taken over by an `Upgrade`; never pooled.
     pub async fn checkout_for_upgrade(self: &Arc<Self>) -> Result<Lease, UpstreamError> {
         let sender = self.open(true).await?;
         self.outstanding.fetch_add(1, Ordering::Relaxed);
-        Ok(Lease { sender, poolable: false, release: Release { endpoint: self.clone(), sender: None } })
+        Ok(Lease {
+            sender,
+            poolable: false,
+            release: Release {
+                endpoint: self.clone(),
+                sender: None,
+            },
+        })
     }
 
     async fn pooled_h1(&self) -> Option<http1::SendRequest<RequestBody>> {
@@ -148,7 +162,11 @@ impl Endpoint {
     }
 
     async fn open(&self, upgrades: bool) -> Result<Sender, UpstreamError> {
-        let protocol = if upgrades { UpstreamProtocol::Http1 } else { self.key.protocol };
+        let protocol = if upgrades {
+            UpstreamProtocol::Http1
+        } else {
+            self.key.protocol
+        };
         let opening = connect::open(&self.key.address, protocol, self.tls.as_ref(), upgrades);
         match tokio::time::timeout(self.key.connect_timeout, opening).await {
             Ok(result) => result,
@@ -159,7 +177,10 @@ impl Endpoint {
     fn give_back(&self, sender: http1::SendRequest<RequestBody>) {
         if !sender.is_closed() {
             // A full pool drops the connection: enough are idle already.
-            let _ = self.idle.push(Idle { sender, since: Instant::now() });
+            let _ = self.idle.push(Idle {
+                sender,
+                since: Instant::now(),
+            });
         }
     }
 }
@@ -173,7 +194,10 @@ pub struct Lease {
 }
 
 impl Lease {
-    pub async fn send(mut self, req: Request<RequestBody>) -> Result<(Response<Incoming>, Release), (SendError, Release)> {
+    pub async fn send(
+        mut self,
+        req: Request<RequestBody>,
+    ) -> Result<(Response<Incoming>, Release), (SendError, Release)> {
         let result = match &mut self.sender {
             Sender::H1(s) => s.try_send_request(req).await,
             Sender::H2(s) => s.try_send_request(req).await,

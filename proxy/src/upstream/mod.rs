@@ -39,7 +39,10 @@ impl Upstreams {
     /// Called at table compile time, never per request.
     pub fn endpoint(&self, address: &str, spec: &BackendSpec) -> Result<Arc<Endpoint>, String> {
         let tls = spec.tls.as_ref().map(|t| {
-            let name = t.server_name.clone().unwrap_or_else(|| host_of(address).to_string());
+            let name = t
+                .server_name
+                .clone()
+                .unwrap_or_else(|| host_of(address).to_string());
             (name, t.ca_file.clone())
         });
         let key = EndpointKey {
