@@ -7,10 +7,10 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use tokio::signal::unix::{signal, SignalKind};
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
 use weir_control::config::{Config, ConfigErrors};
-use weir_control::source::file::{FileSource, DEFAULT_POLL_INTERVAL};
+use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
 use weir_proxy::listen::spec::ListenerSpec;
 use weir_proxy::listen::{bind, serve, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
@@ -20,17 +20,10 @@ pub async fn run_file(path: PathBuf) -> anyhow::Result<()> {
     let config = source.load().await.map_err(|errors| anyhow!("{errors}"))?;
     let running = Arc::new(start(config).await?);
 
-    let (reload_tx, reload_rx) = mpsc::channel(1);
-    let mut hangups = signal(SignalKind::hangup()).context("cannot watch SIGHUP")?;
-    tokio::spawn(async move {
-        while hangups.recv().await.is_some() {
-            tracing::info!("SIGHUP: reloading the config");
-            let _ = reload_tx.try_send(());
-        }
-    });
+    let hangups = sighup_reloads().context("cannot watch SIGHUP")?;
     let follower = running.clone();
     tokio::spawn(
-        source.run(DEFAULT_POLL_INTERVAL, Some(reload_rx), move |result| {
+        source.run(DEFAULT_POLL_INTERVAL, Some(hangups), move |result| {
             follower.reload(result)
         }),
     );
