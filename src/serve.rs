@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use weir_control::config::{Config, ConfigErrors};
 use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
 use weir_proxy::listen::spec::ListenerSpec;
-use weir_proxy::listen::{bind, serve, ReloadableTls, Shutdown};
+use weir_proxy::listen::{bind, serve, server_config, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
 
 pub async fn run_file(path: PathBuf) -> anyhow::Result<()> {
@@ -60,6 +60,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         .apply(&config.table)
         .map_err(|errors| anyhow!("{source}: the routing table was refused:\n{errors}"))?;
     plane.metrics.config_reload(true);
+    tokio::spawn(plane.clone().housekeeping());
 
     let (stop, shutdown) = Shutdown::new();
     let connections = Arc::new(Semaphore::new(config.limits.max_connections));
@@ -113,51 +114,53 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
 }
 
 impl Running {
-    /// A new config from the source: swap its table in, or keep the old one and say why.
+    /// A new config from the source: all of it goes in force, or none of it does.
     pub fn reload(&self, result: Result<Config, ConfigErrors>) {
-        let config = match result {
-            Ok(config) => config,
-            Err(errors) => {
-                self.plane.metrics.config_reload(false);
-                tracing::error!(
-                    "config reload failed; the previous routing table keeps serving:\n{errors}"
-                );
-                return;
-            }
-        };
-        match self.plane.apply(&config.table) {
+        match self.try_reload(result) {
             Ok(generation) => {
                 self.plane.metrics.config_reload(true);
-                tracing::info!(
-                    generation,
-                    routes = config.table.routes.len(),
-                    "config reloaded"
-                );
+                tracing::info!(generation, "config reloaded");
             }
-            Err(errors) => {
+            Err(why) => {
                 self.plane.metrics.config_reload(false);
-                tracing::error!(
-                    "config reload refused; the previous routing table keeps serving:\n{errors}"
-                );
-                return;
+                tracing::error!("config reload failed; the previous routing table and certificates keep serving:\n{why}");
             }
         }
+    }
+
+    fn try_reload(&self, result: Result<Config, ConfigErrors>) -> Result<u64, String> {
+        let config = result.map_err(|errors| errors.to_string())?;
+        // Everything is read and checked before anything changes.
+        let mut certificates = Vec::new();
+        for (spec, handle) in config.listeners.iter().zip(&self.tls) {
+            if let (Some(tls), Some(handle)) = (&spec.tls, handle) {
+                let fresh =
+                    server_config(tls).map_err(|e| format!("listener {}: {e}", spec.name))?;
+                certificates.push((handle, fresh));
+            }
+        }
+        let source = config.source_file.display();
+        let generation = self
+            .plane
+            .apply(&config.table)
+            .map_err(|errors| format!("{source}: {errors}"))?;
+        // Certificates are re-read on every reload: rotation needs no restart.
+        for (handle, fresh) in certificates {
+            handle.install(fresh);
+        }
+        let bound = self
+            .listener_specs
+            .iter()
+            .map(|l| (&l.name, l.address, l.tls.is_some()));
         if config
             .listeners
             .iter()
-            .map(|l| (&l.name, l.address))
-            .ne(self.listener_specs.iter().map(|l| (&l.name, l.address)))
+            .map(|l| (&l.name, l.address, l.tls.is_some()))
+            .ne(bound)
         {
-            tracing::warn!("listener addresses changed in the config: that takes a restart");
+            tracing::warn!("listeners changed in the config: adding, moving or switching TLS on a listener takes a restart");
         }
-        // Certificates are re-read on every reload (rotation without restart).
-        for (spec, tls) in config.listeners.iter().zip(&self.tls) {
-            if let (Some(spec_tls), Some(handle)) = (&spec.tls, tls) {
-                if let Err(err) = handle.reload(spec_tls) {
-                    tracing::error!(listener = %spec.name, "TLS reload failed, the old certificate stays: {err}");
-                }
-            }
-        }
+        Ok(generation)
     }
 
     /// Stop accepting; let in-flight requests finish within the grace period.

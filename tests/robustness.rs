@@ -402,6 +402,13 @@ fn the_demo_shows_the_split_and_exits_with_sample_only() {
 #[test]
 fn the_example_config_in_deploy_passes_weir_check() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/weir.example.yaml");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir")).args(["check", "--config", example]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["check", "--config", example])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

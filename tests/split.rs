@@ -262,3 +262,41 @@ async fn a_slow_or_dead_mirror_does_not_delay_clients() {
         started.elapsed()
     );
 }
+
+fn two_address_config(a: std::net::SocketAddr, b: std::net::SocketAddr, balance: &str) -> String {
+    format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+         routes:\n- name: web\n  stable: {{addresses: [\"{a}\", \"{b}\"], balance: {balance}}}\n"
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_robin_spreads_evenly_over_a_backends_addresses() {
+    let a = backend::start("stable", Behaviour::default()).await;
+    let b = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&two_address_config(a.addr, b.addr, "round_robin"));
+    count(&weir, 1_000, 1).await;
+    assert_eq!((a.hits(), b.hits()), (500, 500));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn least_request_avoids_the_slow_address() {
+    let slow = backend::start(
+        "stable",
+        Behaviour {
+            delay: Duration::from_millis(200),
+            ..Default::default()
+        },
+    )
+    .await;
+    let fast = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&two_address_config(slow.addr, fast.addr, "least_request"));
+    // 8 concurrent clients: the slow address holds its requests, so new ones go to the fast one.
+    count(&weir, 400, 8).await;
+    assert!(
+        fast.hits() >= 300,
+        "slow {} fast {}",
+        slow.hits(),
+        fast.hits()
+    );
+}

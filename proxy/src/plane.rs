@@ -42,6 +42,19 @@ impl DataPlane {
         Ok(self.table.swap(table))
     }
 
+    /// Background upkeep of the data plane; runs until dropped. Today: closing idle upstream
+    /// connections past their pool idle timeout.
+    pub async fn housekeeping(self: Arc<Self>) {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(5));
+        loop {
+            tick.tick().await;
+            let evicted = self.compiler.upstreams.evict_idle();
+            if evicted > 0 {
+                tracing::debug!(evicted, "closed idle upstream connections");
+            }
+        }
+    }
+
     /// Checks a spec without swapping anything (for `weir check`).
     pub fn validate(&self, spec: &TableSpec) -> Result<(), TableErrors> {
         self.compiler.compile(spec).map(|_| ())

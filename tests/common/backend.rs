@@ -32,6 +32,8 @@ pub struct TestBackend {
     pub hits: Arc<AtomicU64>,
     /// Request body bytes received, over all requests.
     pub body_bytes: Arc<AtomicU64>,
+    /// Connections accepted.
+    pub conns: Arc<AtomicU64>,
 }
 
 impl TestBackend {
@@ -51,11 +53,14 @@ pub async fn start(name: &'static str, behaviour: Behaviour) -> TestBackend {
     let counter = hits.clone();
     let body_bytes = Arc::new(AtomicU64::new(0));
     let bytes_counter = body_bytes.clone();
+    let conns = Arc::new(AtomicU64::new(0));
+    let conns_counter = conns.clone();
     tokio::spawn(async move {
         loop {
             let Ok((tcp, _)) = listener.accept().await else {
                 continue;
             };
+            conns_counter.fetch_add(1, Ordering::SeqCst);
             let behaviour = behaviour.clone();
             let counter = counter.clone();
             let bytes_counter = bytes_counter.clone();
@@ -88,6 +93,7 @@ pub async fn start(name: &'static str, behaviour: Behaviour) -> TestBackend {
         addr,
         hits,
         body_bytes,
+        conns,
     }
 }
 

@@ -49,10 +49,9 @@ impl ReloadableTls {
         })
     }
 
-    /// On failure the old certificate keeps serving.
-    pub fn reload(&self, spec: &ServerTlsSpec) -> Result<(), String> {
-        self.current.store(server_config(spec)?);
-        Ok(())
+    /// New connections get `config`; connections already open keep theirs.
+    pub fn install(&self, config: Arc<ServerConfig>) {
+        self.current.store(config);
     }
 
     pub fn acceptor(&self) -> tokio_rustls::TlsAcceptor {

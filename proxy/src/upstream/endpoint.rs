@@ -174,6 +174,26 @@ impl Endpoint {
         }
     }
 
+    /// Closes pooled connections idle for longer than the pool's idle timeout. Checkout skips
+    /// them anyway; this frees their sockets when no traffic comes to do it.
+    pub fn evict_idle(&self) -> usize {
+        let mut evicted = 0;
+        for _ in 0..self.idle.len() {
+            let Some(idle) = self.idle.pop() else { break };
+            let stale = idle.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout;
+            // A push can only fail if checkouts raced in returns meanwhile; dropping is fine.
+            if stale || self.idle.push(idle).is_err() {
+                evicted += 1;
+            }
+        }
+        evicted
+    }
+
+    /// Connections idle in the pool now.
+    pub fn idle_count(&self) -> usize {
+        self.idle.len()
+    }
+
     fn give_back(&self, sender: http1::SendRequest<RequestBody>) {
         if !sender.is_closed() {
             // A full pool drops the connection: enough are idle already.

@@ -64,6 +64,17 @@ impl Upstreams {
     }
 }
 
+impl Upstreams {
+    /// Closes idle pooled connections past their idle timeout, over every endpoint in use.
+    pub fn evict_idle(&self) -> usize {
+        let endpoints: Vec<Arc<Endpoint>> = {
+            let pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
+            pools.values().filter_map(Weak::upgrade).collect()
+        };
+        endpoints.iter().map(|e| e.evict_idle()).sum()
+    }
+}
+
 pub(crate) fn host_of(address: &str) -> &str {
     if let Some(rest) = address.strip_prefix('[') {
         return rest.split(']').next().unwrap_or(rest);
