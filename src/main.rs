@@ -3,12 +3,17 @@
 
 mod check;
 mod demo;
+mod lint;
+mod remote;
+mod rollout_api;
 mod serve;
+mod status_view;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use weir_control::rollout::Command as RolloutCommand;
 
 #[derive(Parser)]
 #[command(
@@ -36,8 +41,39 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
-    /// Run on a built-in default: two built-in backends behind a 20 % canary split.
+    /// Run a whole canary on a built-in default: two built-in backends, a load generator, and
+    /// the analysis that aborts a regressed canary (or, with --healthy, promotes a good one).
     Demo(demo::DemoArgs),
+    /// Check Rollout and AnalysisTemplate manifests without running them (exit 1 on problems).
+    Lint {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Show the rollout of a running weir (like `kubectl argo rollouts get rollout`).
+    Status {
+        #[command(flatten)]
+        remote: remote::Remote,
+        /// Redraw every second.
+        #[arg(long)]
+        watch: bool,
+    },
+    /// Move the rollout past its current pause or analysis (`--full`: to full promotion).
+    Promote {
+        #[command(flatten)]
+        remote: remote::Remote,
+        #[arg(long)]
+        full: bool,
+    },
+    /// Abort the rollout: canary weight 0.
+    Abort {
+        #[command(flatten)]
+        remote: remote::Remote,
+    },
+    /// Start an aborted rollout's steps again.
+    Retry {
+        #[command(flatten)]
+        remote: remote::Remote,
+    },
 }
 
 fn main() -> ExitCode {
@@ -54,7 +90,19 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Run { config } => serve::run_file(config).await,
             Command::Check { config } => return check::check(&config),
-            Command::Demo(args) => demo::run(args).await,
+            Command::Demo(args) => return demo::run(args).await,
+            Command::Lint { files } => return Ok(lint::lint(&files)),
+            Command::Status { remote, watch } => remote::status(&remote, watch).await,
+            Command::Promote { remote, full } => {
+                let command = if full {
+                    RolloutCommand::PromoteFull
+                } else {
+                    RolloutCommand::Promote
+                };
+                remote::command(&remote, command).await
+            }
+            Command::Abort { remote } => remote::command(&remote, RolloutCommand::Abort).await,
+            Command::Retry { remote } => remote::command(&remote, RolloutCommand::Retry).await,
         }
         .map(|()| ExitCode::SUCCESS)
     });

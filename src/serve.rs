@@ -9,11 +9,16 @@ use anyhow::{anyhow, Context};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
-use weir_control::config::{Config, ConfigErrors};
+use weir_control::analysis::ProviderContext;
+use weir_control::config::{Config, ConfigErrors, RolloutConfig};
+use weir_control::rollout::setup::prepare;
+use weir_control::rollout::RolloutHandle;
 use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
 use weir_proxy::listen::spec::ListenerSpec;
 use weir_proxy::listen::{bind, serve, server_config, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
+
+use crate::rollout_api::token_for;
 
 pub async fn run_file(path: PathBuf) -> anyhow::Result<()> {
     let mut source = FileSource::new(path.clone());
@@ -45,6 +50,9 @@ pub async fn wait_for_stop_signal() -> anyhow::Result<()> {
 /// A serving weir: its data plane, its bound addresses, and how to stop it.
 pub struct Running {
     pub plane: Arc<DataPlane>,
+    /// Present when the config has a `rollout:` section.
+    pub rollout: Option<RolloutHandle>,
+    rollout_config: Option<RolloutConfig>,
     pub listeners: Vec<SocketAddr>,
     pub admin: SocketAddr,
     listener_specs: Vec<ListenerSpec>,
@@ -56,11 +64,37 @@ pub struct Running {
 pub async fn start(config: Config) -> anyhow::Result<Running> {
     let plane = DataPlane::new();
     let source = config.source_file.display().to_string();
-    plane
-        .apply(&config.table)
-        .map_err(|errors| anyhow!("{source}: the routing table was refused:\n{errors}"))?;
+    let rollout = match &config.rollout {
+        None => {
+            plane
+                .apply(&config.table)
+                .map_err(|errors| anyhow!("{source}: the routing table was refused:\n{errors}"))?;
+            None
+        }
+        Some(rc) => {
+            let (plan, settings) =
+                prepare(rc, &config.table).map_err(|e| anyhow!("{source}: {e}"))?;
+            let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
+            let handle = weir_control::rollout::start(
+                plan,
+                settings,
+                config.table.clone(),
+                plane.clone(),
+                ctx,
+            )
+            .map_err(|e| anyhow!("{source}: {e}"))?;
+            Some(handle)
+        }
+    };
     plane.metrics.config_reload(true);
     tokio::spawn(plane.clone().housekeeping());
+    let extension = match (&rollout, &config.rollout) {
+        (Some(handle), Some(rc)) => {
+            let token = token_for(config.admin.address, rc.token_file.as_deref())?;
+            Some(crate::rollout_api::extension(handle.clone(), token))
+        }
+        _ => None,
+    };
 
     let (stop, shutdown) = Shutdown::new();
     let connections = Arc::new(Semaphore::new(config.limits.max_connections));
@@ -99,11 +133,14 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     tasks.push(tokio::spawn(weir_proxy::admin::serve_admin(
         admin_listener,
         plane.clone(),
+        extension,
         shutdown,
     )));
 
     Ok(Running {
         plane,
+        rollout,
+        rollout_config: config.rollout,
         listeners: bound,
         admin,
         listener_specs: config.listeners,
@@ -140,10 +177,15 @@ impl Running {
             }
         }
         let source = config.source_file.display();
-        let generation = self
-            .plane
-            .apply(&config.table)
-            .map_err(|errors| format!("{source}: {errors}"))?;
+        let generation = match &self.rollout {
+            // Through the rollout, so a reload keeps the rollout's weight on its route.
+            Some(rollout) => rollout.applier.set_base(config.table.clone()),
+            None => self.plane.apply(&config.table),
+        }
+        .map_err(|errors| format!("{source}: {errors}"))?;
+        if config.rollout != self.rollout_config {
+            tracing::warn!("the rollout section changed in the config: that takes a restart");
+        }
         // Certificates are re-read on every reload: rotation needs no restart.
         for (handle, fresh) in certificates {
             handle.install(fresh);

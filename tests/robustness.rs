@@ -375,31 +375,6 @@ fn weir_check_names_file_line_and_field() {
 }
 
 #[test]
-fn the_demo_shows_the_split_and_exits_with_sample_only() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args([
-            "demo",
-            "--sample-only",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin",
-            "127.0.0.1:0",
-        ])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        stdout.contains("sample of 1000: stable 800 (80.0%), canary 200 (20.0%)"),
-        "{stdout}"
-    );
-}
-
-#[test]
 fn the_example_config_in_deploy_passes_weir_check() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/deploy/weir.example.yaml");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))

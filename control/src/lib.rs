@@ -1,4 +1,7 @@
-//! weir-control: the control plane — config model, sources, reconcile.
+//! weir-control: the control plane — config model, sources, Argo manifests, analysis, rollouts.
 
+pub mod analysis;
+pub mod argo;
 pub mod config;
+pub mod rollout;
 pub mod source;

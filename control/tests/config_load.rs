@@ -180,6 +180,7 @@ fn full_example_loads_and_converts() {
             name: "shadow".into(),
             percent_bp: 1000,
             matches: vec![header("x-mirror", ValueMatch::Prefix("yes".into()))],
+            rules: Vec::new(),
         })
     );
 

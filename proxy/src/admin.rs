@@ -18,10 +18,39 @@ use crate::plane::DataPlane;
 use crate::table::spec::{BackendSpec, RouteSpec, StickySpec, Target, ValueMatch};
 use crate::table::RouteTable;
 
-pub async fn serve_admin(listener: TcpListener, plane: Arc<DataPlane>, mut shutdown: Shutdown) {
+/// A request the data plane's admin does not know, handed to the control plane.
+pub struct AdminRequest {
+    pub method: Method,
+    /// Path and query, e.g. `/rollout/promote?full=true`.
+    pub target: String,
+    pub headers: http::HeaderMap,
+    pub peer: std::net::SocketAddr,
+}
+
+/// An answer: status and a JSON (or text) body.
+pub struct AdminResponse {
+    pub status: StatusCode,
+    pub content_type: &'static str,
+    pub body: String,
+}
+
+pub type AdminFuture =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Option<AdminResponse>> + Send>>;
+
+/// Extra admin endpoints (the rollout API lives in the control plane). None = 404.
+pub trait AdminExtension: Send + Sync + 'static {
+    fn handle(&self, request: AdminRequest) -> AdminFuture;
+}
+
+pub async fn serve_admin(
+    listener: TcpListener,
+    plane: Arc<DataPlane>,
+    extension: Option<Arc<dyn AdminExtension>>,
+    mut shutdown: Shutdown,
+) {
     let builder = auto::Builder::new(TokioExecutor::new());
     loop {
-        let (tcp, _) = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
                 Err(err) => {
@@ -33,12 +62,16 @@ pub async fn serve_admin(listener: TcpListener, plane: Arc<DataPlane>, mut shutd
             _ = shutdown.wait() => return,
         };
         let plane = plane.clone();
+        let extension = extension.clone();
         let conn = builder
             .serve_connection(
                 TokioIo::new(tcp),
                 service_fn(move |req| {
                     let plane = plane.clone();
-                    async move { Ok::<_, Infallible>(route(&plane, req)) }
+                    let extension = extension.clone();
+                    async move {
+                        Ok::<_, Infallible>(route(&plane, extension.as_deref(), peer, req).await)
+                    }
                 }),
             )
             .into_owned();
@@ -48,7 +81,12 @@ pub async fn serve_admin(listener: TcpListener, plane: Arc<DataPlane>, mut shutd
     }
 }
 
-fn route(plane: &DataPlane, req: Request<Incoming>) -> Response<ResponseBody> {
+async fn route(
+    plane: &DataPlane,
+    extension: Option<&dyn AdminExtension>,
+    peer: std::net::SocketAddr,
+    req: Request<Incoming>,
+) -> Response<ResponseBody> {
     match (req.method(), req.uri().path()) {
         (&Method::GET, "/metrics") => {
             let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
@@ -80,11 +118,29 @@ fn route(plane: &DataPlane, req: Request<Incoming>) -> Response<ResponseBody> {
             "text/plain",
             "only GET here\n".into(),
         ),
-        _ => reply(
-            StatusCode::NOT_FOUND,
-            "text/plain",
-            "not found: try /metrics /live /ready /routes\n".into(),
-        ),
+        _ => {
+            let request = AdminRequest {
+                method: req.method().clone(),
+                target: req
+                    .uri()
+                    .path_and_query()
+                    .map_or_else(|| req.uri().path().to_string(), |pq| pq.to_string()),
+                headers: req.headers().clone(),
+                peer,
+            };
+            let answer = match extension {
+                Some(ext) => ext.handle(request).await,
+                None => None,
+            };
+            match answer {
+                Some(a) => reply(a.status, a.content_type, a.body),
+                None => reply(
+                    StatusCode::NOT_FOUND,
+                    "text/plain",
+                    "not found: try /metrics /live /ready /routes\n".into(),
+                ),
+            }
+        }
     }
 }
 
@@ -129,9 +185,22 @@ fn route_json(r: &RouteSpec) -> serde_json::Value {
         }),
         "mirror": r.mirror.as_ref().map(|m| json!({
             "name": m.name, "percent": m.percent_bp as f64 / 100.0, "match": rules(&m.matches),
+            "rules": m.rules.iter().map(|rule| json!({
+                "method": rule.method.as_ref().map(value_json),
+                "path": rule.path.as_ref().map(value_json),
+                "headers": rules(&rule.headers),
+            })).collect::<Vec<_>>(),
         })),
         "timeout_seconds": r.timeout.map(|t| t.as_secs_f64()),
     })
+}
+
+fn value_json(v: &ValueMatch) -> serde_json::Value {
+    match v {
+        ValueMatch::Exact(v) => json!({"exact": v}),
+        ValueMatch::Prefix(v) => json!({"prefix": v}),
+        ValueMatch::Regex(v) => json!({"regex": v}),
+    }
 }
 
 fn backend_json(b: &BackendSpec) -> serde_json::Value {

@@ -1,103 +1,172 @@
-//! `weir demo`: weir on a built-in default. Two built-in backends, a 20 % canary split, a
-//! sample of requests through the proxy to show the split, then it keeps serving.
+//! `weir demo`: a whole canary on a built-in default. Two built-in backends (stable with about
+//! 0.1 % 5xx; canary with a regression to about 2 % 5xx and a slower tail), a built-in load
+//! generator, and the Rollout 20 % → pause → 50 % → pause → 80 % → pause → 100 % judged by the
+//! built-in provider. It prints a status line a second and ends Degraded with the reason — or,
+//! with `--healthy`, promoted. Exit code: 0 promoted, 2 aborted, 1 anything else.
 
 mod backend;
+mod load;
+mod manifests;
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
-use http_body_util::Empty;
-use hyper::client::conn::http1;
-use hyper_util::rt::TokioIo;
+use weir_proxy::stats::Role;
 
-use crate::serve::{start, wait_for_stop_signal};
+use crate::serve::start;
+use backend::Behaviour;
 
 #[derive(clap::Args)]
 pub struct DemoArgs {
-    /// Where the proxy listens.
-    #[arg(long, default_value = "127.0.0.1:8080")]
+    /// A canary without the regression: the rollout is promoted.
+    #[arg(long)]
+    healthy: bool,
+    /// Where the proxy listens (port 0: any free port).
+    #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
-    /// Where the admin endpoint listens.
+    /// Where the admin endpoint listens (`weir status --admin ADDR` from another terminal).
     #[arg(long, default_value = "127.0.0.1:9901")]
     admin: SocketAddr,
-    /// Canary weight in percent.
-    #[arg(long, default_value_t = 20.0)]
-    weight: f64,
-    /// Requests sent through the proxy to show the split.
-    #[arg(long, default_value_t = 1000)]
-    sample: u32,
-    /// Exit after the sample instead of serving until Ctrl-C.
-    #[arg(long)]
-    sample_only: bool,
+    /// Requests per second from the built-in load generator.
+    #[arg(long, default_value_t = 400)]
+    rate: u32,
 }
 
-pub async fn run(args: DemoArgs) -> anyhow::Result<()> {
-    let stable = backend::start("stable")
+const STABLE: Behaviour = Behaviour {
+    error_rate: 0.001,
+    base_latency: Duration::from_millis(2),
+    tail_rate: 0.002,
+    tail_latency: Duration::from_millis(40),
+};
+
+const REGRESSED: Behaviour = Behaviour {
+    error_rate: 0.02,
+    base_latency: Duration::from_millis(2),
+    tail_rate: 0.03,
+    tail_latency: Duration::from_millis(250),
+};
+
+pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    let stable = backend::start("stable", STABLE, 1)
         .await
         .context("starting the stable backend")?;
-    let canary = backend::start("canary")
+    let canary_behaviour = if args.healthy { STABLE } else { REGRESSED };
+    let canary = backend::start("canary", canary_behaviour, 2)
         .await
         .context("starting the canary backend")?;
+
+    let dir = std::env::temp_dir().join(format!("weir-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("rollout.yaml"), manifests::ROLLOUT)?;
+    std::fs::write(dir.join("analysis.yaml"), manifests::TEMPLATE)?;
     let yaml = format!(
         "listeners: [{{name: demo, address: \"{listen}\"}}]\n\
          admin: {{address: \"{admin}\"}}\n\
          routes:\n\
-         - name: demo\n  stable: {{addresses: [\"{stable}\"]}}\n  canary: {{addresses: [\"{canary}\"]}}\n  canary_weight: {weight}\n",
+         - name: demo\n  stable: {{addresses: [\"{stable}\"]}}\n  canary: {{addresses: [\"{canary}\"]}}\n\
+         rollout:\n  manifests: [rollout.yaml, analysis.yaml]\n  services: {{demo-stable: demo, demo-canary: demo}}\n",
         listen = args.listen,
         admin = args.admin,
-        weight = args.weight,
     );
-    let config = weir_control::config::from_str(&yaml, Path::new("<built-in demo config>"))
+    let config = weir_control::config::from_str(&yaml, &dir.join("weir.yaml"))
         .map_err(|errors| anyhow!("{errors}"))?;
     let running = start(config).await?;
+    let rollout = running
+        .rollout
+        .clone()
+        .ok_or_else(|| anyhow!("the demo config has no rollout"))?;
     let proxy = running.listeners[0];
-    println!("weir demo: http://{proxy} splits between stable ({stable}) and canary ({canary}) at {}% canary", args.weight);
     println!(
-        "           admin: http://{}/routes  http://{}/metrics",
-        running.admin, running.admin
+        "weir demo: stable {stable} vs canary {canary} ({}), {} req/s through http://{proxy}",
+        if args.healthy {
+            "healthy"
+        } else {
+            "regressed: ~2% 5xx, slow tail"
+        },
+        args.rate
+    );
+    println!(
+        "           watch it from another terminal: weir status --watch --admin {}",
+        running.admin
     );
 
-    let (to_stable, to_canary) = sample(proxy, args.sample).await?;
-    let total = (to_stable + to_canary).max(1) as f64;
-    println!(
-        "sample of {}: stable {to_stable} ({:.1}%), canary {to_canary} ({:.1}%)",
-        args.sample,
-        100.0 * to_stable as f64 / total,
-        100.0 * to_canary as f64 / total
-    );
-    if !args.sample_only {
-        println!("serving until Ctrl-C; try: curl -s http://{proxy}/");
-        wait_for_stop_signal().await?;
-    }
-    running.drain().await;
-    Ok(())
-}
-
-/// Sends `n` requests on one keep-alive connection and counts who answered.
-async fn sample(proxy: SocketAddr, n: u32) -> anyhow::Result<(u32, u32)> {
-    let tcp = tokio::net::TcpStream::connect(proxy)
-        .await
-        .context("connecting to the demo proxy")?;
-    let (mut sender, conn) = http1::handshake::<_, Empty<bytes::Bytes>>(TokioIo::new(tcp)).await?;
-    tokio::spawn(conn);
-    let (mut stable, mut canary) = (0, 0);
-    for _ in 0..n {
-        sender.ready().await?;
-        let req = http::Request::get("/")
-            .header("host", "demo")
-            .body(Empty::new())?;
-        let resp = sender.send_request(req).await?;
-        match resp.headers().get("x-backend").map(|v| v.as_bytes()) {
-            Some(b"stable") => stable += 1,
-            Some(b"canary") => canary += 1,
-            _ => {
-                return Err(anyhow!(
-                    "unexpected answer from the proxy: {}",
-                    resp.status()
-                ))
+    let load = tokio::spawn(load::generate(proxy, args.rate));
+    let started = Instant::now();
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    let outcome = loop {
+        tick.tick().await;
+        let status = rollout.status();
+        println!("{}", line(started.elapsed(), &status, &running.plane));
+        match status["phase"].as_str() {
+            Some("Healthy") => break Ok(true),
+            Some("Degraded") => break Ok(false),
+            _ if started.elapsed() > Duration::from_secs(120) => {
+                break Err(anyhow!("the demo did not finish in 2 minutes"))
             }
+            _ => {}
+        }
+    };
+    load.abort();
+    running.drain().await;
+    let _ = std::fs::remove_dir_all(&dir);
+    let status = rollout.status();
+    match outcome? {
+        true => {
+            println!(
+                "Healthy after {:.0?}: the canary was promoted and now serves as stable.",
+                started.elapsed()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        false => {
+            println!(
+                "Degraded after {:.0?}: aborted, canary weight 0. Reason: {}",
+                started.elapsed(),
+                status["message"].as_str().unwrap_or("?")
+            );
+            Ok(ExitCode::from(2))
         }
     }
-    Ok((stable, canary))
+}
+
+/// `[ 7s] step 2/6 pause: 8s   canary 20%  success 97.9%  p99 251ms  analysis Running`
+fn line(elapsed: Duration, status: &serde_json::Value, plane: &weir_proxy::DataPlane) -> String {
+    let window = plane
+        .live
+        .snapshot("demo", Role::Canary, Duration::from_secs(10));
+    let success = window
+        .as_ref()
+        .and_then(|w| w.success_rate())
+        .map_or("-".to_string(), |r| format!("{:.1}%", r * 100.0));
+    let p99 = window
+        .as_ref()
+        .and_then(|w| w.quantile(0.99))
+        .map_or("-".to_string(), |d| format!("{}ms", d.as_millis()));
+    let step = status["step"].as_u64().unwrap_or(0) as usize;
+    let step_text = status["steps"]
+        .get(step.saturating_sub(1))
+        .and_then(|s| s["step"].as_str())
+        .unwrap_or("");
+    let verdict = status["analysis"]["background"]["phase"]
+        .as_str()
+        .unwrap_or("-");
+    let weight = if status["promoted"] == true {
+        "promoted".to_string()
+    } else {
+        format!("{}%", status["weights"]["canary"])
+    };
+    format!(
+        "[{:>3}s] {:<11} step {}/{} {:<14} canary {:>8}  success {:>6}  p99 {:>6}  analysis {}",
+        elapsed.as_secs(),
+        status["phase"].as_str().unwrap_or("?"),
+        step,
+        status["step_count"],
+        step_text,
+        weight,
+        success,
+        p99,
+        verdict
+    )
 }

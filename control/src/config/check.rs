@@ -28,6 +28,10 @@ impl<'a> Checker<'a> {
         }
     }
 
+    pub fn base_dir(&self) -> &Path {
+        self.base_dir
+    }
+
     pub fn report(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.problems.push(Problem {
             path: path.into(),

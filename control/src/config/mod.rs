@@ -30,4 +30,18 @@ pub struct Config {
     pub table: TableSpec,
     /// The file it was loaded from; relative paths inside were resolved against its directory.
     pub source_file: PathBuf,
+    pub rollout: Option<RolloutConfig>,
+}
+
+/// The `rollout:` section, paths resolved. The manifests themselves are read by `argo`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RolloutConfig {
+    pub manifests: Vec<PathBuf>,
+    pub name: Option<String>,
+    pub route: Option<String>,
+    pub services: std::collections::BTreeMap<String, String>,
+    pub state_file: Option<PathBuf>,
+    /// (step in basis points, interval)
+    pub abort_ramp: Option<(u16, std::time::Duration)>,
+    pub token_file: Option<PathBuf>,
 }

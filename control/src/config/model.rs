@@ -23,6 +23,43 @@ pub struct RawConfig {
     pub upstream_defaults: RawUpstreamDefaults,
     #[serde(default)]
     pub routes: Vec<RawRoute>,
+    /// A standalone rollout, from Argo manifests.
+    #[serde(default)]
+    pub rollout: Option<RawRollout>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a rollout: {manifests: [files], route: name}"
+)]
+pub struct RawRollout {
+    /// Files holding the Rollout and its AnalysisTemplates (multi-document YAML).
+    pub manifests: Vec<PathBuf>,
+    /// Which Rollout, when the manifests hold several.
+    pub name: Option<String>,
+    /// The weir route the Rollout drives; may instead come from `services`.
+    pub route: Option<String>,
+    /// The Rollout's Service names (stableService/canaryService, activeService/previewService)
+    /// → the weir route that carries them.
+    #[serde(default)]
+    pub services: std::collections::BTreeMap<String, String>,
+    /// Where the rollout's progress is kept across restarts (written atomically).
+    pub state_file: Option<PathBuf>,
+    /// Gradual abort instead of dropping the canary to 0 at once.
+    pub abort_ramp: Option<RawAbortRamp>,
+    /// Bearer token for promote/abort/retry when the admin listener is not on loopback.
+    pub token_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an abort ramp: {step: percent, interval: duration}"
+)]
+pub struct RawAbortRamp {
+    pub step: Percent,
+    pub interval: ConfigDuration,
 }
 
 #[derive(Debug, Deserialize)]

@@ -25,7 +25,7 @@ pub(super) fn start(
     in_flight: &Arc<Semaphore>,
     body_is_empty: bool,
 ) -> Option<Option<mpsc::Sender<Bytes>>> {
-    if !route.should_mirror(&parts.headers) {
+    if !route.should_mirror(&parts.method, parts.uri.path(), &parts.headers) {
         return None;
     }
     let Ok(permit) = in_flight.clone().try_acquire_owned() else {

@@ -25,7 +25,9 @@ const STATUS_SLOTS: usize = 500;
 /// weir's metrics. Shared as `Arc<Metrics>`; the data path only touches `BackendMetrics`.
 #[derive(Debug)]
 pub struct Metrics {
-    registry: Registry,
+    /// Behind a mutex only so the control plane can add its own metrics later; the data path
+    /// never touches it (scrapes and registration do).
+    registry: std::sync::Mutex<Registry>,
     requests: Family<RequestLabels, Counter>,
     duration: Family<BackendLabels, AtomicHistogram>,
     upstream_errors: Family<ErrorLabels, Counter>,
@@ -97,7 +99,7 @@ impl Metrics {
         }
 
         Metrics {
-            registry,
+            registry: std::sync::Mutex::new(registry),
             requests,
             duration,
             upstream_errors,
@@ -108,8 +110,9 @@ impl Metrics {
         }
     }
 
-    pub fn registry(&self) -> &Registry {
-        &self.registry
+    /// Adds metrics of the control plane (rollouts, analysis) to the same exposition.
+    pub fn register(&self, add: impl FnOnce(&mut Registry)) {
+        add(&mut self.registry.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
     /// Pre-resolved handles for one route×backend; called when a table is compiled.
@@ -172,7 +175,8 @@ impl Metrics {
         let mut text = String::new();
         // Writing to a String cannot fail; an encoder error would be a library bug, so serve
         // what was written rather than nothing.
-        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &self.registry) {
+        let registry = self.registry.lock().unwrap_or_else(|p| p.into_inner());
+        if let Err(error) = prometheus_client::encoding::text::encode(&mut text, &registry) {
             tracing::warn!(%error, "encoding metrics failed");
         }
         match format {

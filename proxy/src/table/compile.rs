@@ -9,9 +9,11 @@ use http::header::HeaderName;
 use super::backend::{Backend, BackendStats};
 use super::error::TableErrors;
 use super::matcher::HeaderMatcher;
-use super::route::{HeaderRoute, Mirror, Route, Sticky};
+use super::matcher::ValueMatcher;
+use super::route::{HeaderRoute, Mirror, MirrorRule, Route, Sticky};
 use super::spec::{
-    BackendSpec, HeaderMatchSpec, RouteSpec, StickySpec, TableSpec, Target, MAX_WEIGHT_BP,
+    BackendSpec, HeaderMatchSpec, RouteSpec, StickySpec, TableSpec, Target, ValueMatch,
+    MAX_WEIGHT_BP,
 };
 use super::split::Rotation;
 use super::RouteTable;
@@ -144,8 +146,30 @@ impl Compiler {
             if m.percent_bp > MAX_WEIGHT_BP {
                 errors.push(format!("{path}.mirror.percent"), "must be 0..=100");
             }
+            let mut rules = Vec::with_capacity(m.rules.len());
+            for (j, rule) in m.rules.iter().enumerate() {
+                let rp = format!("{path}.mirror.rules[{j}]");
+                let mut value = |v: &Option<ValueMatch>, field: &str| {
+                    v.as_ref().and_then(|v| match ValueMatcher::compile(v) {
+                        Ok(m) => Some(m),
+                        Err(msg) => {
+                            errors.push(format!("{rp}.{field}"), msg);
+                            None
+                        }
+                    })
+                };
+                let method = value(&rule.method, "method");
+                let path_match = value(&rule.path, "path");
+                let headers = matchers(&rule.headers, &format!("{rp}.headers"), errors);
+                rules.push(MirrorRule {
+                    method,
+                    path: path_match,
+                    headers,
+                });
+            }
             Mirror {
                 matches: matchers(&m.matches, &format!("{path}.mirror.match"), errors),
+                rules,
                 percent_bp: m.percent_bp,
                 rotation: Rotation::new(),
             }

@@ -35,7 +35,20 @@ pub enum ValueMatcher {
 }
 
 impl ValueMatcher {
-    fn matches(&self, value: &[u8]) -> bool {
+    pub fn compile(spec: &ValueMatch) -> Result<Self, String> {
+        Ok(match spec {
+            ValueMatch::Exact(s) => ValueMatcher::Exact(s.clone()),
+            ValueMatch::Prefix(s) => ValueMatcher::Prefix(s.clone()),
+            ValueMatch::Regex(s) => {
+                // Anchored both ends, as Argo's header routes are.
+                let re = Regex::new(&format!("^(?:{s})$"))
+                    .map_err(|e| format!("invalid regex `{s}`: {e}"))?;
+                ValueMatcher::Regex(re)
+            }
+        })
+    }
+
+    pub fn matches(&self, value: &[u8]) -> bool {
         match self {
             ValueMatcher::Exact(s) => value == s.as_bytes(),
             ValueMatcher::Prefix(p) => value.starts_with(p.as_bytes()),
@@ -54,16 +67,7 @@ impl HeaderMatcher {
     pub fn compile(spec: &HeaderMatchSpec) -> Result<Self, String> {
         let name = HeaderName::from_bytes(spec.name.as_bytes())
             .map_err(|_| format!("`{}` is not a valid header name", spec.name))?;
-        let value = match &spec.value {
-            ValueMatch::Exact(s) => ValueMatcher::Exact(s.clone()),
-            ValueMatch::Prefix(s) => ValueMatcher::Prefix(s.clone()),
-            ValueMatch::Regex(s) => {
-                // Anchored both ends, as Argo's header routes are.
-                let re = Regex::new(&format!("^(?:{s})$"))
-                    .map_err(|e| format!("invalid regex `{s}`: {e}"))?;
-                ValueMatcher::Regex(re)
-            }
-        };
+        let value = ValueMatcher::compile(&spec.value)?;
         Ok(HeaderMatcher { name, value })
     }
 

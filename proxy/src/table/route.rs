@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::header::{HeaderName, COOKIE};
-use http::HeaderMap;
+use http::{HeaderMap, Method};
 
 use super::backend::Backend;
-use super::matcher::{all_match, HeaderMatcher};
+use super::matcher::{all_match, HeaderMatcher, ValueMatcher};
 use super::spec::{RouteSpec, MAX_WEIGHT_BP};
 use super::split::{sticky_bucket, Rotation};
 use crate::stats::Role;
@@ -22,8 +22,28 @@ pub enum Sticky {
     Header(HeaderName),
 }
 
+pub struct MirrorRule {
+    pub(super) method: Option<ValueMatcher>,
+    pub(super) path: Option<ValueMatcher>,
+    pub(super) headers: Vec<HeaderMatcher>,
+}
+
+impl MirrorRule {
+    fn matches(&self, method: &Method, path: &str, headers: &HeaderMap) -> bool {
+        self.method
+            .as_ref()
+            .is_none_or(|m| m.matches(method.as_str().as_bytes()))
+            && self
+                .path
+                .as_ref()
+                .is_none_or(|p| p.matches(path.as_bytes()))
+            && all_match(&self.headers, headers)
+    }
+}
+
 pub struct Mirror {
     pub(super) matches: Vec<HeaderMatcher>,
+    pub(super) rules: Vec<MirrorRule>,
     pub(super) percent_bp: u16,
     pub(super) rotation: Rotation,
 }
@@ -103,10 +123,13 @@ impl Route {
     }
 
     /// Whether this request should also be copied to canary.
-    pub fn should_mirror(&self, headers: &HeaderMap) -> bool {
+    pub fn should_mirror(&self, method: &Method, path: &str, headers: &HeaderMap) -> bool {
         match &self.mirror {
             Some(m) if self.canary.is_some() && m.percent_bp > 0 => {
-                all_match(&m.matches, headers) && m.rotation.next_bucket() < m.percent_bp
+                all_match(&m.matches, headers)
+                    && (m.rules.is_empty()
+                        || m.rules.iter().any(|r| r.matches(method, path, headers)))
+                    && m.rotation.next_bucket() < m.percent_bp
             }
             _ => false,
         }

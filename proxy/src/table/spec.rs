@@ -151,4 +151,15 @@ pub struct MirrorSpec {
     pub percent_bp: u16,
     /// All must match; empty mirrors every request of the route.
     pub matches: Vec<HeaderMatchSpec>,
+    /// Argo's setMirrorRoute match list: when not empty, a request is mirrored only if at least
+    /// one rule matches it (and `matches` all do).
+    pub rules: Vec<MirrorRule>,
+}
+
+/// One entry of Argo's mirror match list: every condition given must hold.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MirrorRule {
+    pub method: Option<ValueMatch>,
+    pub path: Option<ValueMatch>,
+    pub headers: Vec<HeaderMatchSpec>,
 }

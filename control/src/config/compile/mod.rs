@@ -6,6 +6,7 @@
 mod backend;
 mod header;
 mod listener;
+mod rollout;
 mod route;
 
 use std::path::Path;
@@ -22,6 +23,10 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
     let (listeners, admin) = listener::listeners(&raw.listeners, &raw.admin, &mut check);
     let limits = limits(&raw.limits, &mut check);
     let routes = route::routes(&raw.routes, &raw.upstream_defaults, &mut check);
+    let rollout = raw
+        .rollout
+        .as_ref()
+        .map(|r| rollout::rollout(r, &routes, &mut check));
     if !check.problems.is_empty() {
         return Err(check.problems);
     }
@@ -31,6 +36,7 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         limits,
         table: TableSpec { routes },
         source_file: file.to_path_buf(),
+        rollout,
     })
 }
 

@@ -200,6 +200,7 @@ fn mirror(raw: &RawMirror, has_canary: bool, path: &str, check: &mut Checker) ->
         name,
         percent_bp: check.percent(&format!("{path}.percent"), raw.percent),
         matches: header_matches(&raw.matches, &format!("{path}.match"), check),
+        rules: Vec::new(),
     }
 }
 

@@ -1,0 +1,304 @@
+//! Runs end to end over the built-in provider, on tokio's paused clock.
+
+use std::path::PathBuf;
+
+use tokio::time::Instant;
+use weir_proxy::stats::{LiveStats, Outcome, Role};
+
+use super::*;
+use crate::analysis::metric::tests::metric;
+use crate::argo::model::{Metric, Origin, Provider, TemplateArg, Templated};
+
+fn t(s: &str) -> Templated {
+    Templated(s.to_string())
+}
+
+fn template(name: &str, args: Vec<TemplateArg>, metrics: Vec<Metric>) -> AnalysisTemplate {
+    AnalysisTemplate {
+        origin: Origin {
+            file: PathBuf::from("analysis.yaml"),
+            kind: "AnalysisTemplate".into(),
+            name: name.into(),
+        },
+        name: name.into(),
+        cluster_scope: false,
+        args,
+        metrics,
+    }
+}
+
+/// Route `web`: the canary answers 4 × 503 in 100, the stable backend never fails.
+fn ctx() -> Arc<ProviderContext> {
+    let live = Arc::new(LiveStats::new());
+    let canary = live.window("web", Role::Canary);
+    let stable = live.window("web", Role::Stable);
+    for i in 0..100 {
+        let status = if i < 4 { 503 } else { 200 };
+        canary.record(&Outcome::response(status, Duration::from_millis(20)));
+        stable.record(&Outcome::response(200, Duration::from_millis(20)));
+    }
+    Arc::new(ProviderContext::new(live))
+}
+
+fn start(templates: Vec<AnalysisTemplate>, args: &[(&str, &str)]) -> AnalysisRun {
+    let args = args
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    AnalysisRun::start("canary-1".into(), templates, args, ctx()).unwrap()
+}
+
+fn every(mut m: Metric, interval: &str, count: Option<&str>) -> Metric {
+    m.interval = Some(t(interval));
+    m.count = count.map(t);
+    m
+}
+
+fn on_route(mut m: Metric, route: &str) -> Metric {
+    if let Provider::Builtin(b) = &mut m.provider {
+        b.route = t(route);
+    }
+    m
+}
+
+/// Needs the real condition language (`expr`).
+#[tokio::test(start_paused = true)]
+async fn failing_metric_aborts_the_run_at_its_first_measurement() {
+    let mut rate = every(metric("success-rate"), "10s", Some("10"));
+    rate.success_condition = Some("result >= 0.99".into());
+    let background = every(metric("background"), "1m", None);
+    let began = Instant::now();
+    let run = start(vec![template("t", vec![], vec![background, rate])], &[]);
+    let status = run.finished().await;
+    assert!(
+        began.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(status.phase, Phase::Failed, "{status:#?}");
+    assert_eq!(
+        status.message,
+        "metric \"success-rate\" failed: measurement 0.96 did not meet result >= 0.99 (failed 1 > failureLimit 0)"
+    );
+    let rate = &status.metrics[1];
+    assert_eq!(
+        (rate.phase, rate.counts.failed, rate.measurements.len()),
+        (Phase::Failed, 1, 1)
+    );
+    assert_eq!(rate.measurements[0].value.as_deref(), Some("0.96"));
+    // The other metric was stopped, not finished.
+    assert_eq!(status.metrics[0].phase, Phase::Running);
+}
+
+/// Needs the real condition language (`expr`).
+#[tokio::test(start_paused = true)]
+async fn dry_run_metric_is_reported_but_does_not_decide() {
+    let mut strict = metric("strict");
+    strict.success_condition = Some("result >= 0.999".into());
+    strict.dry_run = true;
+    let mut stable = on_route(metric("stable"), "web");
+    if let Provider::Builtin(b) = &mut stable.provider {
+        b.backend = Role::Stable;
+    }
+    stable.success_condition = Some("result >= 0.99".into());
+    let status = start(vec![template("t", vec![], vec![strict, stable])], &[])
+        .finished()
+        .await;
+    assert_eq!(status.phase, Phase::Successful, "{status:#?}");
+    assert_eq!(status.metrics[0].phase, Phase::Failed);
+    assert!(status.metrics[0].dry_run);
+    assert!(status.metrics[0]
+        .message
+        .contains("did not meet result >= 0.999"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn dry_run_error_does_not_decide() {
+    let mut broken = on_route(metric("broken"), "nowhere");
+    broken.dry_run = true;
+    broken.consecutive_error_limit = t("0");
+    let status = start(
+        vec![template("t", vec![], vec![broken, metric("plain")])],
+        &[],
+    )
+    .finished()
+    .await;
+    assert_eq!(status.phase, Phase::Successful, "{status:#?}");
+    assert_eq!(status.metrics[0].phase, Phase::Error);
+}
+
+#[tokio::test(start_paused = true)]
+async fn args_fill_route_count_and_interval() {
+    let args = vec![
+        TemplateArg {
+            name: "route".into(),
+            value: None,
+        },
+        TemplateArg {
+            name: "n".into(),
+            value: Some("3".into()),
+        },
+        TemplateArg {
+            name: "every".into(),
+            value: Some("5s".into()),
+        },
+    ];
+    let m = on_route(
+        every(metric("rate"), "{{args.every}}", Some("{{ args.n }}")),
+        "{{args.route}}",
+    );
+    let began = Instant::now();
+    let run = start(
+        vec![template("t", args, vec![m])],
+        &[("route", "web"), ("n", "4")],
+    );
+    let status = run.finished().await;
+    assert_eq!(status.phase, Phase::Successful, "{status:#?}");
+    assert_eq!(status.metrics[0].counts.count, 4);
+    // Measurements at 0, 5, 10 and 15 s.
+    let elapsed = began.elapsed();
+    assert!(
+        elapsed >= Duration::from_secs(15) && elapsed < Duration::from_secs(16),
+        "{elapsed:?}"
+    );
+}
+
+#[tokio::test]
+async fn missing_required_arg_is_an_error_naming_it() {
+    let args = vec![TemplateArg {
+        name: "service-name".into(),
+        value: None,
+    }];
+    let err = AnalysisRun::start(
+        "r".into(),
+        vec![template("success-rate", args, vec![metric("m")])],
+        HashMap::new(),
+        ctx(),
+    )
+    .err()
+    .unwrap();
+    assert_eq!(
+        err,
+        "argument \"service-name\" required by AnalysisTemplate \"success-rate\" has no value"
+    );
+}
+
+#[tokio::test]
+async fn templates_merge_and_refuse_duplicate_metrics() {
+    let a = template("a", vec![], vec![metric("m1")]);
+    let b = template("b", vec![], vec![metric("m2")]);
+    let run = AnalysisRun::start("r".into(), vec![a.clone(), b], HashMap::new(), ctx()).unwrap();
+    assert_eq!(run.finished().await.metrics.len(), 2);
+    let err = AnalysisRun::start("r".into(), vec![a.clone(), a], HashMap::new(), ctx())
+        .err()
+        .unwrap();
+    assert!(err.contains("metric \"m1\" is defined by both"), "{err}");
+}
+
+#[tokio::test]
+async fn bad_value_starts_the_run_in_error() {
+    let mut m = metric("rate");
+    m.count = Some(t("{{args.missing}}"));
+    let run = start(vec![template("t", vec![], vec![m])], &[]);
+    let status = run.status();
+    assert_eq!(status.phase, Phase::Error);
+    assert!(
+        status
+            .message
+            .starts_with("metric \"rate\": count: unknown argument \"missing\""),
+        "{}",
+        status.message
+    );
+    assert_eq!(run.finished().await.phase, Phase::Error);
+}
+
+#[tokio::test(start_paused = true)]
+async fn consecutive_errors_end_the_run_in_error() {
+    let mut m = every(on_route(metric("rate"), "api"), "1m", None);
+    m.consecutive_error_limit = t("2");
+    let began = Instant::now();
+    let status = start(vec![template("t", vec![], vec![m])], &[])
+        .finished()
+        .await;
+    assert_eq!(status.phase, Phase::Error, "{status:#?}");
+    assert!(
+        status
+            .message
+            .starts_with("metric \"rate\" error: weir/live: no canary window for route \"api\""),
+        "{}",
+        status.message
+    );
+    assert!(
+        status
+            .message
+            .ends_with("(consecutive errors 3 > consecutiveErrorLimit 2)"),
+        "{}",
+        status.message
+    );
+    assert_eq!(status.metrics[0].counts.error, 3);
+    assert_eq!(status.metrics[0].counts.count, 0);
+    // Errors are retried after 10 s, not after the 1 m interval.
+    assert!(
+        began.elapsed() < Duration::from_secs(21),
+        "{:?}",
+        began.elapsed()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn too_few_requests_is_inconclusive() {
+    let mut m = metric("rate");
+    if let Provider::Builtin(b) = &mut m.provider {
+        b.min_requests = 1000;
+    }
+    let status = start(vec![template("t", vec![], vec![m])], &[])
+        .finished()
+        .await;
+    assert_eq!(status.phase, Phase::Inconclusive, "{status:#?}");
+    assert_eq!(
+        status.message,
+        "metric \"rate\" inconclusive: 100 requests in the last 30s, fewer than minRequests 1000 (inconclusive 1 > inconclusiveLimit 0)"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn terminate_ends_background_analysis_successfully() {
+    let m = every(metric("rate"), "10s", None);
+    let run = start(vec![template("t", vec![], vec![m])], &[]);
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    assert_eq!(run.status().phase, Phase::Running);
+    run.terminate();
+    let status = run.finished().await;
+    assert_eq!(
+        (status.phase, status.message.as_str()),
+        (Phase::Successful, "run terminated")
+    );
+    assert_eq!(status.metrics[0].counts.count, 4);
+    assert!(status.finished_at.is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn initial_delay_comes_first() {
+    let mut m = metric("rate");
+    m.initial_delay = Some(t("2m"));
+    let run = start(vec![template("t", vec![], vec![m])], &[]);
+    tokio::time::sleep(Duration::from_secs(119)).await;
+    assert_eq!(run.status().metrics[0].phase, Phase::Pending);
+    let status = run.finished().await;
+    assert_eq!(status.phase, Phase::Successful);
+}
+
+#[tokio::test(start_paused = true)]
+async fn history_keeps_the_last_ten_and_serializes() {
+    let m = every(metric("rate"), "1s", Some("12"));
+    let status = start(vec![template("t", vec![], vec![m])], &[])
+        .finished()
+        .await;
+    assert_eq!(status.metrics[0].measurements.len(), 10);
+    assert_eq!(status.metrics[0].counts.successful, 12);
+    let json = serde_json::to_value(&status).unwrap();
+    assert_eq!(json["phase"], "Successful");
+    assert_eq!(json["metrics"][0]["consecutiveError"], 0);
+    assert_eq!(json["metrics"][0]["dryRun"], false);
+    assert_eq!(json["metrics"][0]["measurements"][0]["value"], "0.96");
+}

@@ -1,0 +1,364 @@
+//! A metric's `provider`: prometheus, web, or weir's built-in `plugin: {weir/live: …}`.
+
+use std::time::Duration;
+
+use serde_yaml_ng::{Mapping, Value};
+use weir_proxy::stats::Role;
+
+use super::duration::parse_go_duration;
+use super::model::{Builtin, BuiltinMetric, Provider, RangeQuery, Templated};
+use super::node::{
+    boolean, field, index, int_in, join, mapping, number, object, opt_string, req_string, seq, Ctx,
+    Fields,
+};
+use super::templated::check_placeholders;
+
+const SUPPORTED: &str = "weir measures with prometheus, web, or its built-in plugin weir/live";
+const LACKING: [&str; 9] = [
+    "job",
+    "kayenta",
+    "datadog",
+    "newRelic",
+    "wavefront",
+    "cloudWatch",
+    "graphite",
+    "influxdb",
+    "skywalking",
+];
+const AUTH: (&str, &str) = (
+    "authentication",
+    "is not supported; pass credentials in headers (e.g. Authorization)",
+);
+
+pub(crate) fn provider(
+    cx: &mut Ctx,
+    v: &Value,
+    path: &str,
+    declared: &[String],
+) -> Option<Provider> {
+    let m = mapping(cx, v, path)?;
+    let kinds: Vec<&str> = m.keys().filter_map(Value::as_str).collect();
+    if kinds.len() != 1 || m.len() != 1 {
+        cx.problem(path, format!("set exactly one provider; {SUPPORTED}"));
+        return None;
+    }
+    let kind = kinds[0];
+    let at = join(path, kind);
+    let body = m.get(kind).unwrap_or(&Value::Null);
+    match kind {
+        "prometheus" | "web" | "plugin" => check_placeholders(cx, body, &at, declared),
+        _ => {}
+    }
+    match kind {
+        "prometheus" => prometheus(cx, body, &at),
+        "web" => web(cx, body, &at),
+        "plugin" => plugin(cx, body, &at),
+        k if LACKING.contains(&k) => {
+            cx.problem(
+                &at,
+                format!("the {k} provider is not supported; {SUPPORTED}"),
+            );
+            None
+        }
+        k => {
+            cx.problem(&at, format!("unknown provider `{k}`; {SUPPORTED}"));
+            None
+        }
+    }
+}
+
+fn prometheus(cx: &mut Ctx, v: &Value, path: &str) -> Option<Provider> {
+    let fields = Fields {
+        used: &[
+            "address",
+            "query",
+            "timeout",
+            "headers",
+            "rangeQuery",
+            "insecure",
+        ],
+        ignored: &[],
+        refused: &[AUTH],
+    };
+    let before = cx.count();
+    let m = object(cx, v, path, &fields)?;
+    let address = req_string(cx, m, "address", path);
+    let query = req_string(cx, m, "query", path);
+    let timeout = seconds(cx, m, "timeout", path);
+    let headers = headers(cx, m, path);
+    secure(cx, m, path);
+    let range = field(m, "rangeQuery").and_then(|r| {
+        let at = join(path, "rangeQuery");
+        let rf = Fields {
+            used: &["start", "end", "step"],
+            ignored: &[],
+            refused: &[],
+        };
+        let r = object(cx, r, &at, &rf)?;
+        let (start, end, step) = (
+            req_string(cx, r, "start", &at),
+            req_string(cx, r, "end", &at),
+            req_string(cx, r, "step", &at),
+        );
+        Some(RangeQuery {
+            start: start?,
+            end: end?,
+            step: step?,
+        })
+    });
+    if cx.count() != before {
+        return None;
+    }
+    Some(Provider::Prometheus {
+        address: Templated(address?),
+        query: Templated(query?),
+        timeout,
+        headers,
+        range,
+    })
+}
+
+fn web(cx: &mut Ctx, v: &Value, path: &str) -> Option<Provider> {
+    let fields = Fields {
+        used: &[
+            "url",
+            "method",
+            "headers",
+            "body",
+            "jsonPath",
+            "timeoutSeconds",
+            "insecure",
+        ],
+        ignored: &[],
+        refused: &[
+            AUTH,
+            (
+                "jsonBody",
+                "is not supported; pass the JSON as a string in `body`",
+            ),
+        ],
+    };
+    let before = cx.count();
+    let m = object(cx, v, path, &fields)?;
+    let url = req_string(cx, m, "url", path);
+    let method = opt_string(cx, m, "method", path).unwrap_or_else(|| "GET".into());
+    if !matches!(method.as_str(), "GET" | "POST" | "PUT") {
+        cx.problem(
+            &join(path, "method"),
+            format!("`{method}` is not GET, POST or PUT"),
+        );
+    }
+    let body = opt_string(cx, m, "body", path);
+    if body.is_some() && method == "GET" {
+        cx.problem(&join(path, "body"), "a body needs method POST or PUT");
+    }
+    let json_path = opt_string(cx, m, "jsonPath", path);
+    let timeout = seconds(cx, m, "timeoutSeconds", path);
+    let headers = headers(cx, m, path);
+    secure(cx, m, path);
+    if cx.count() != before {
+        return None;
+    }
+    Some(Provider::Web {
+        url: Templated(url?),
+        method,
+        headers,
+        body: body.map(Templated),
+        json_path,
+        timeout,
+    })
+}
+
+/// `insecure: true` would skip TLS verification, which weir does not offer.
+fn secure(cx: &mut Ctx, m: &Mapping, path: &str) {
+    let at = join(path, "insecure");
+    if field(m, "insecure").and_then(|b| boolean(cx, b, &at)) == Some(true) {
+        cx.problem(
+            &at,
+            "skipping TLS verification is not supported; remove it or set false",
+        );
+    }
+}
+
+/// Whole seconds, at least 1 (Argo's int64 timeout fields).
+fn seconds(cx: &mut Ctx, m: &Mapping, key: &str, path: &str) -> Option<Duration> {
+    let n = int_in(cx, field(m, key)?, &join(path, key), 1, i64::from(u32::MAX))?;
+    Some(Duration::from_secs(n as u64))
+}
+
+fn headers(cx: &mut Ctx, m: &Mapping, path: &str) -> Vec<(String, Templated)> {
+    let at = join(path, "headers");
+    let mut out = Vec::new();
+    let fields = Fields {
+        used: &["key", "value"],
+        ignored: &[],
+        refused: &[],
+    };
+    for (i, h) in field(m, "headers")
+        .and_then(|l| seq(cx, l, &at))
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+    {
+        let at = index(&at, i);
+        let Some(h) = object(cx, h, &at, &fields) else {
+            continue;
+        };
+        if let (Some(k), Some(v)) = (
+            req_string(cx, h, "key", &at),
+            req_string(cx, h, "value", &at),
+        ) {
+            out.push((k, Templated(v)));
+        }
+    }
+    out
+}
+
+/// Argo's plugin provider; weir knows one plugin, its own live windows.
+fn plugin(cx: &mut Ctx, v: &Value, path: &str) -> Option<Provider> {
+    let m = mapping(cx, v, path)?;
+    let names: Vec<&str> = m.keys().filter_map(Value::as_str).collect();
+    if names.len() != 1 || m.len() != 1 {
+        cx.problem(
+            path,
+            "name exactly one plugin; weir's built-in plugin is weir/live",
+        );
+        return None;
+    }
+    if names[0] != "weir/live" {
+        cx.problem(
+            &join(path, names[0]),
+            format!(
+                "the plugin `{}` is not available; weir's built-in plugin is weir/live",
+                names[0]
+            ),
+        );
+        return None;
+    }
+    let body = m.get("weir/live").unwrap_or(&Value::Null);
+    builtin(cx, body, &join(path, "weir/live")).map(Provider::Builtin)
+}
+
+fn builtin(cx: &mut Ctx, v: &Value, path: &str) -> Option<Builtin> {
+    let fields = Fields {
+        used: &[
+            "route",
+            "backend",
+            "metric",
+            "quantile",
+            "slo",
+            "window",
+            "minRequests",
+        ],
+        ignored: &[],
+        refused: &[],
+    };
+    let before = cx.count();
+    let m = object(cx, v, path, &fields)?;
+    let route = req_string(cx, m, "route", path).map(Templated);
+    let backend = match opt_string(cx, m, "backend", path).as_deref() {
+        None | Some("canary") => Role::Canary,
+        Some("stable") => Role::Stable,
+        Some(other) => {
+            cx.problem(
+                &join(path, "backend"),
+                format!("`{other}` is neither canary nor stable"),
+            );
+            Role::Canary
+        }
+    };
+    let quantile = fraction(cx, m, "quantile", path, 1.0);
+    let slo = fraction(cx, m, "slo", path, 100.0);
+    let metric = req_string(cx, m, "metric", path)
+        .and_then(|name| builtin_metric(cx, &name, quantile, slo, path));
+    let window = match opt_string(cx, m, "window", path) {
+        None => Some(Duration::from_secs(30)),
+        Some(s) => match parse_go_duration(&s) {
+            Ok(d) if !d.is_zero() && d <= Duration::from_secs(60) => Some(d),
+            Ok(_) => {
+                cx.problem(
+                    &join(path, "window"),
+                    "must be more than 0s and at most 60s",
+                );
+                None
+            }
+            Err(msg) => {
+                cx.problem(&join(path, "window"), msg);
+                None
+            }
+        },
+    };
+    let min_requests = match field(m, "minRequests") {
+        Some(n) => int_in(cx, n, &join(path, "minRequests"), 0, i64::MAX).map(|n| n as u64),
+        None => Some(20),
+    };
+    if cx.count() != before {
+        return None;
+    }
+    Some(Builtin {
+        route: route?,
+        backend,
+        metric: metric?,
+        window: window?,
+        min_requests: min_requests?,
+    })
+}
+
+/// `quantile` (a fraction, below 1) or `slo` (a percent, below 100), as a fraction.
+fn fraction(cx: &mut Ctx, m: &Mapping, key: &str, path: &str, scale: f64) -> Option<f64> {
+    let at = join(path, key);
+    let x = number(cx, field(m, key)?, &at)?;
+    if !(x > 0.0 && x < scale) {
+        cx.problem(
+            &at,
+            format!("{x} is out of range; expected more than 0 and less than {scale}"),
+        );
+        return None;
+    }
+    Some(x / scale)
+}
+
+fn builtin_metric(
+    cx: &mut Ctx,
+    name: &str,
+    quantile: Option<f64>,
+    slo: Option<f64>,
+    path: &str,
+) -> Option<BuiltinMetric> {
+    let at = join(path, "metric");
+    let metric = match name {
+        "success-rate" => BuiltinMetric::SuccessRate,
+        "error-rate" => BuiltinMetric::ErrorRate,
+        "requests" => BuiltinMetric::Requests,
+        "latency" => BuiltinMetric::Latency {
+            quantile: quantile.unwrap_or(0.99),
+        },
+        "burn-rate" => match slo {
+            Some(slo) => BuiltinMetric::BurnRate { slo },
+            None => {
+                cx.problem(
+                    &join(path, "slo"),
+                    "burn-rate needs an slo, in percent (e.g. 99.9)",
+                );
+                return None;
+            }
+        },
+        other => {
+            cx.problem(
+                &at,
+                format!("unknown metric `{other}`; use success-rate, error-rate, latency, requests or burn-rate"),
+            );
+            return None;
+        }
+    };
+    if quantile.is_some() && name != "latency" {
+        cx.problem(
+            &join(path, "quantile"),
+            "quantile applies to metric latency only",
+        );
+    }
+    if slo.is_some() && name != "burn-rate" {
+        cx.problem(&join(path, "slo"), "slo applies to metric burn-rate only");
+    }
+    Some(metric)
+}

@@ -1,0 +1,390 @@
+//! The rollout driver: one tokio task that runs the step machine against the real world —
+//! clocks, analysis runs, the data plane, the state file and operators' commands.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use tokio::sync::{mpsc, oneshot, watch};
+use weir_proxy::table::spec::TableSpec;
+use weir_proxy::table::TableErrors;
+use weir_proxy::DataPlane;
+
+use super::analysis::{start_run, Run};
+use super::compose::{compose, revision};
+use super::machine::{self, advance, Command, Traffic, Wait};
+use super::metrics::RolloutMetrics;
+use super::persist;
+use super::plan::Plan;
+use super::state::{Phase, RolloutState};
+use super::status::{status_json, StatusView};
+use crate::analysis::provider::ProviderContext;
+
+/// Optional gradual abort: the weight steps down instead of dropping to 0 at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AbortRamp {
+    pub step_bp: u16,
+    pub interval: Duration,
+}
+
+pub struct RolloutSettings {
+    /// The weir route this rollout drives.
+    pub route: String,
+    pub state_file: Option<PathBuf>,
+    pub abort_ramp: Option<AbortRamp>,
+}
+
+/// Puts the config's table, with the rollout's traffic on its route, in force. Config reloads
+/// go through here too, so a reload never undoes a rollout's weight.
+pub struct Applier {
+    plane: Arc<DataPlane>,
+    route: String,
+    inner: Mutex<(TableSpec, Traffic)>,
+    revision: watch::Sender<String>,
+}
+
+impl Applier {
+    /// A new config table (a reload). Refused tables leave everything as it was.
+    pub fn set_base(&self, base: TableSpec) -> Result<u64, TableErrors> {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self.plane.apply(&compose(&base, &self.route, &inner.1))?;
+        let rev = revision(&base, &self.route);
+        inner.0 = base;
+        self.revision.send_if_modified(|r| {
+            let changed = *r != rev;
+            *r = rev;
+            changed
+        });
+        Ok(generation)
+    }
+
+    fn set_traffic(&self, traffic: Traffic) -> Result<u64, TableErrors> {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self
+            .plane
+            .apply(&compose(&inner.0, &self.route, &traffic))?;
+        inner.1 = traffic;
+        Ok(generation)
+    }
+}
+
+type Reply = oneshot::Sender<Result<String, String>>;
+
+/// What the rest of weir holds: commands in, status out.
+#[derive(Clone)]
+pub struct RolloutHandle {
+    commands: mpsc::Sender<(Command, Reply)>,
+    status: watch::Receiver<serde_json::Value>,
+    pub applier: Arc<Applier>,
+}
+
+impl RolloutHandle {
+    pub async fn command(&self, command: Command) -> Result<String, String> {
+        let (tx, rx) = oneshot::channel();
+        self.commands
+            .send((command, tx))
+            .await
+            .map_err(|_| "the rollout driver has stopped".to_string())?;
+        rx.await
+            .map_err(|_| "the rollout driver has stopped".to_string())?
+    }
+
+    pub fn status(&self) -> serde_json::Value {
+        self.status.borrow().clone()
+    }
+
+    /// Waits until the status satisfies `done` (e.g. phase Healthy or Degraded).
+    pub async fn wait_for(&self, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        let mut rx = self.status.clone();
+        let found = rx.wait_for(|s| done(s)).await.map(|s| s.clone());
+        found.unwrap_or_else(|_| self.status())
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Starts the driver task. `base` is the config's table; it is put in force (with the
+/// rollout's traffic) before this returns.
+pub fn start(
+    plan: Plan,
+    settings: RolloutSettings,
+    base: TableSpec,
+    plane: Arc<DataPlane>,
+    ctx: Arc<ProviderContext>,
+) -> Result<RolloutHandle, String> {
+    let metrics = RolloutMetrics::register(&plane.metrics, &plan.rollout.name);
+    let rev = revision(&base, &settings.route);
+    let (revision_tx, revision_rx) = watch::channel(rev.clone());
+    let now = now_ms();
+
+    // Resume where we were; a state file that cannot be used holds the rollout at weight 0
+    // rather than restarting (or re-promoting) anything by accident.
+    let state = match settings.state_file.as_deref().map(persist::load) {
+        None | Some(Ok(None)) => RolloutState::new(&plan.rollout.name, &rev, now),
+        Some(Ok(Some(s))) if s.rollout == plan.rollout.name && s.revision == rev => {
+            tracing::info!(rollout = %s.rollout, step = s.step_index, phase = s.phase.as_str(), "resuming the rollout from its state file");
+            s
+        }
+        Some(Ok(Some(s))) => {
+            tracing::info!(rollout = %plan.rollout.name, old = %s.revision, "a new canary version: starting the steps");
+            RolloutState::new(&plan.rollout.name, &rev, now)
+        }
+        Some(Err(problem)) => {
+            tracing::error!("{problem}; holding the rollout at canary weight 0 (fix or remove the file, or retry)");
+            let mut s = RolloutState::new(&plan.rollout.name, &rev, now);
+            s.aborted = true;
+            s.phase = Phase::Degraded;
+            s.message = format!(
+                "{problem}: holding at canary weight 0; `weir retry` starts the steps again"
+            );
+            s
+        }
+    };
+    let traffic = machine::traffic(&plan.steps, &state);
+    let applier = Arc::new(Applier {
+        plane: plane.clone(),
+        route: settings.route.clone(),
+        inner: Mutex::new((base.clone(), Traffic::default())),
+        revision: revision_tx,
+    });
+    applier
+        .set_traffic(traffic.clone())
+        .map_err(|e| format!("the routing table was refused:\n{e}"))?;
+
+    let (commands_tx, commands_rx) = mpsc::channel(16);
+    let (status_tx, status_rx) = watch::channel(serde_json::Value::Null);
+    let driver = Driver {
+        plan,
+        settings,
+        applier: applier.clone(),
+        ctx,
+        metrics,
+        state,
+        traffic,
+        step_run: None,
+        background: None,
+        status: status_tx,
+    };
+    driver.publish();
+    tokio::spawn(driver.run(commands_rx, revision_rx));
+    Ok(RolloutHandle {
+        commands: commands_tx,
+        status: status_rx,
+        applier,
+    })
+}
+
+struct Driver {
+    plan: Plan,
+    settings: RolloutSettings,
+    applier: Arc<Applier>,
+    ctx: Arc<ProviderContext>,
+    metrics: RolloutMetrics,
+    state: RolloutState,
+    traffic: Traffic,
+    step_run: Option<(usize, Run)>,
+    background: Option<Run>,
+    status: watch::Sender<serde_json::Value>,
+}
+
+impl Driver {
+    async fn run(
+        mut self,
+        mut commands: mpsc::Receiver<(Command, Reply)>,
+        mut revisions: watch::Receiver<String>,
+    ) {
+        let mut refresh = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            let before = self.state.clone();
+            let wait = advance(&self.plan.steps, &mut self.state, now_ms());
+            self.sync_analyses(&wait);
+            self.sync_traffic().await;
+            if self.state != before {
+                self.persist();
+            }
+            self.publish();
+
+            let deadline = match wait {
+                Wait::Until(ms) => Some(
+                    tokio::time::Instant::now()
+                        + Duration::from_millis(ms.saturating_sub(now_ms())),
+                ),
+                _ => None,
+            };
+            tokio::select! {
+                Some((command, reply)) = commands.recv() => {
+                    let result = machine::command(&self.plan.steps, &mut self.state, command, now_ms());
+                    if let Ok(done) = &result {
+                        tracing::info!(rollout = %self.plan.rollout.name, ?command, "{done}");
+                    }
+                    let _ = reply.send(result);
+                }
+                verdict = wait_run(self.step_run.as_ref().map(|(_, r)| r)) => {
+                    if let Some((step, run)) = self.step_run.take() {
+                        self.metrics.analysis_finished(&run.status_json());
+                        machine::step_analysis_done(&mut self.state, step, verdict, now_ms());
+                    }
+                }
+                verdict = wait_run(self.background.as_ref()) => {
+                    if let Some(run) = self.background.take() {
+                        self.metrics.analysis_finished(&run.status_json());
+                        machine::background_analysis_done(&mut self.state, verdict);
+                    }
+                }
+                _ = sleep_until(deadline) => {}
+                Ok(()) = revisions.changed() => {
+                    let rev = revisions.borrow_and_update().clone();
+                    if rev != self.state.revision {
+                        tracing::info!(rollout = %self.plan.rollout.name, "a new canary version: restarting the steps");
+                        self.stop_analyses();
+                        self.state = RolloutState::new(&self.plan.rollout.name, &rev, now_ms());
+                    }
+                }
+                _ = refresh.tick() => {}
+            }
+        }
+    }
+
+    /// Starts the analysis the current step needs, the background one once its step is
+    /// reached, and stops what is no longer wanted.
+    fn sync_analyses(&mut self, wait: &Wait) {
+        let wanted_step = match wait {
+            Wait::Analysis(i) => Some(*i),
+            _ => None,
+        };
+        if self.step_run.as_ref().map(|(i, _)| *i) != wanted_step {
+            if let Some((_, run)) = self.step_run.take() {
+                run.terminate();
+            }
+            if let Some(i) = wanted_step {
+                let name = format!("{}-step-{}", self.plan.rollout.name, i + 1);
+                match self
+                    .plan
+                    .step_analysis(i)
+                    .map(|refs| start_run(&name, refs, &self.plan, &self.ctx))
+                {
+                    Some(Ok(run)) => self.step_run = Some((i, run)),
+                    Some(Err(e)) => machine::step_analysis_done(
+                        &mut self.state,
+                        i,
+                        machine::Verdict::Error(e),
+                        now_ms(),
+                    ),
+                    None => {}
+                }
+            }
+        }
+        let live = matches!(self.state.phase, Phase::Progressing | Phase::Paused);
+        let background_wanted = live
+            && self
+                .plan
+                .background
+                .as_ref()
+                .is_some_and(|b| self.state.step_index >= b.starting_step.unwrap_or(0));
+        match (&self.background, background_wanted) {
+            (Some(run), false) => {
+                run.terminate();
+                self.background = None;
+            }
+            (None, true) => {
+                if let Some(b) = &self.plan.background {
+                    let name = format!("{}-background", self.plan.rollout.name);
+                    match start_run(&name, &b.analysis, &self.plan, &self.ctx) {
+                        Ok(run) => self.background = Some(run),
+                        Err(e) => machine::background_analysis_done(
+                            &mut self.state,
+                            machine::Verdict::Error(e),
+                        ),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn stop_analyses(&mut self) {
+        if let Some((_, run)) = self.step_run.take() {
+            run.terminate();
+        }
+        if let Some(run) = self.background.take() {
+            run.terminate();
+        }
+    }
+
+    /// Puts the traffic of the current state in force; an abort may ramp down first.
+    async fn sync_traffic(&mut self) {
+        let target = machine::traffic(&self.plan.steps, &self.state);
+        if target == self.traffic {
+            return;
+        }
+        if self.state.aborted {
+            self.stop_analyses();
+            self.metrics.aborted();
+            if let Some(ramp) = self.settings.abort_ramp {
+                let mut weight = self.traffic.weight_bp;
+                while weight > ramp.step_bp {
+                    weight -= ramp.step_bp;
+                    let step = Traffic {
+                        weight_bp: weight,
+                        ..Traffic::default()
+                    };
+                    if self.applier.set_traffic(step).is_ok() {
+                        tracing::info!(rollout = %self.plan.rollout.name, weight = weight as f64 / 100.0, "abort ramp");
+                    }
+                    tokio::time::sleep(ramp.interval).await;
+                }
+            }
+            tracing::warn!(rollout = %self.plan.rollout.name, "aborted: {}", self.state.message);
+        }
+        match self.applier.set_traffic(target.clone()) {
+            Ok(generation) => {
+                tracing::info!(rollout = %self.plan.rollout.name, weight = target.weight_bp as f64 / 100.0, promoted = target.promoted, generation, "traffic in force");
+                self.traffic = target;
+            }
+            // The config's table changed under the rollout into something that does not take
+            // this traffic; keep what serves and say so.
+            Err(e) => {
+                tracing::error!(rollout = %self.plan.rollout.name, "could not apply the rollout's traffic:\n{e}")
+            }
+        }
+    }
+
+    fn persist(&self) {
+        if let Some(path) = &self.settings.state_file {
+            if let Err(e) = persist::save(path, &self.state) {
+                tracing::error!("{e}");
+            }
+        }
+    }
+
+    fn publish(&self) {
+        self.metrics.observe(&self.state, &self.traffic);
+        let view = StatusView {
+            plan: &self.plan,
+            state: &self.state,
+            traffic: &self.traffic,
+            route: &self.settings.route,
+            step_run: self.step_run.as_ref().map(|(i, r)| (*i, r.status_json())),
+            background: self.background.as_ref().map(|r| r.status_json()),
+        };
+        self.status.send_replace(status_json(&view));
+    }
+}
+
+async fn wait_run(run: Option<&Run>) -> machine::Verdict {
+    match run {
+        Some(run) => run.verdict().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d).await,
+        None => std::future::pending().await,
+    }
+}

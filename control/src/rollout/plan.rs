@@ -1,0 +1,93 @@
+//! A Rollout made ready to run: its steps (a blue-green strategy becomes the equivalent steps),
+//! its background analysis, and the templates it may use.
+
+use crate::argo::model::{
+    AnalysisRef, AnalysisTemplate, BackgroundAnalysis, Rollout, Step, Strategy,
+};
+
+pub struct Plan {
+    pub rollout: Rollout,
+    pub steps: Vec<Step>,
+    pub background: Option<BackgroundAnalysis>,
+    pub templates: Vec<AnalysisTemplate>,
+    /// For the status view: how each step came about.
+    pub strategy: &'static str,
+}
+
+impl Plan {
+    pub fn new(rollout: Rollout, templates: Vec<AnalysisTemplate>) -> Plan {
+        let (steps, background, strategy) = match &rollout.strategy {
+            Strategy::Canary(c) => (c.steps.clone(), c.analysis.clone(), "canary"),
+            Strategy::BlueGreen(bg) => {
+                // Blue-green as steps: preview analysis, the promotion gate, the switch of all
+                // traffic at once, then the post-promotion analysis.
+                let mut steps = Vec::new();
+                if let Some(pre) = &bg.pre_promotion_analysis {
+                    steps.push(Step::Analysis(pre.clone()));
+                }
+                if !bg.auto_promotion_enabled {
+                    steps.push(Step::Pause { duration: None });
+                } else if let Some(delay) = bg.auto_promotion_seconds {
+                    steps.push(Step::Pause {
+                        duration: Some(delay),
+                    });
+                }
+                steps.push(Step::SetWeight { weight_bp: 10_000 });
+                if let Some(post) = &bg.post_promotion_analysis {
+                    steps.push(Step::Analysis(post.clone()));
+                }
+                (steps, None, "blueGreen")
+            }
+        };
+        Plan {
+            rollout,
+            steps,
+            background,
+            templates,
+            strategy,
+        }
+    }
+
+    pub fn step_analysis(&self, index: usize) -> Option<&AnalysisRef> {
+        match self.steps.get(index) {
+            Some(Step::Analysis(refs)) => Some(refs),
+            _ => None,
+        }
+    }
+
+    /// The Service names the Rollout uses for (stable, canary): blue-green's active and preview.
+    pub fn services(&self) -> (Option<&str>, Option<&str>) {
+        match &self.rollout.strategy {
+            Strategy::Canary(c) => (c.stable_service.as_deref(), c.canary_service.as_deref()),
+            Strategy::BlueGreen(bg) => (
+                Some(bg.active_service.as_str()),
+                bg.preview_service.as_deref(),
+            ),
+        }
+    }
+}
+
+/// One line per step, as `kubectl argo rollouts get` shows them.
+pub fn describe(step: &Step) -> String {
+    match step {
+        Step::SetWeight { weight_bp } => format!("setWeight: {}", *weight_bp as f64 / 100.0),
+        Step::Pause { duration: Some(d) } => format!("pause: {}s", d.as_secs()),
+        Step::Pause { duration: None } => "pause: until promoted".to_string(),
+        Step::Analysis(a) => {
+            let names: Vec<&str> = a.templates.iter().map(|t| t.name.as_str()).collect();
+            format!("analysis: {}", names.join(", "))
+        }
+        Step::SetHeaderRoute { name, matches } if matches.is_empty() => {
+            format!("setHeaderRoute: remove {name}")
+        }
+        Step::SetHeaderRoute { name, .. } => format!("setHeaderRoute: {name}"),
+        Step::SetMirrorRoute { name, matches, .. } if matches.is_empty() => {
+            format!("setMirrorRoute: remove {name}")
+        }
+        Step::SetMirrorRoute {
+            name, percentage, ..
+        } => {
+            format!("setMirrorRoute: {name} {}%", percentage.unwrap_or(100))
+        }
+    }
+}

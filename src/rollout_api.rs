@@ -1,0 +1,96 @@
+//! The rollout's admin endpoints: `GET /rollout`, `POST /rollout/{promote,abort,retry}`.
+//! Mutating calls need `Authorization: Bearer <token>` unless the admin listener is on loopback.
+
+use std::sync::Arc;
+
+use http::{Method, StatusCode};
+use weir_control::rollout::{Command, RolloutHandle};
+use weir_proxy::admin::{AdminExtension, AdminFuture, AdminRequest, AdminResponse};
+
+pub struct RolloutApi {
+    pub rollout: RolloutHandle,
+    /// Required on mutating calls when set.
+    pub token: Option<String>,
+}
+
+fn json(status: StatusCode, body: serde_json::Value) -> Option<AdminResponse> {
+    Some(AdminResponse {
+        status,
+        content_type: "application/json",
+        body: format!("{body:#}\n"),
+    })
+}
+
+impl AdminExtension for RolloutApi {
+    fn handle(&self, req: AdminRequest) -> AdminFuture {
+        let rollout = self.rollout.clone();
+        let token = self.token.clone();
+        Box::pin(async move {
+            let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
+            let command = match (&req.method, path) {
+                (&Method::GET, "/rollout") => return json(StatusCode::OK, rollout.status()),
+                (&Method::POST, "/rollout/promote") => {
+                    if query.split('&').any(|kv| kv == "full=true" || kv == "full") {
+                        Command::PromoteFull
+                    } else {
+                        Command::Promote
+                    }
+                }
+                (&Method::POST, "/rollout/abort") => Command::Abort,
+                (&Method::POST, "/rollout/retry") => Command::Retry,
+                (_, "/rollout" | "/rollout/promote" | "/rollout/abort" | "/rollout/retry") => {
+                    return json(
+                        StatusCode::METHOD_NOT_ALLOWED,
+                        serde_json::json!({"error": "GET /rollout; POST the others"}),
+                    )
+                }
+                _ => return None,
+            };
+            if let Some(expected) = &token {
+                let given = req
+                    .headers
+                    .get(http::header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok());
+                if given.and_then(|g| g.strip_prefix("Bearer ")) != Some(expected.as_str()) {
+                    return json(
+                        StatusCode::UNAUTHORIZED,
+                        serde_json::json!({"error": "a bearer token is required"}),
+                    );
+                }
+            }
+            match rollout.command(command).await {
+                Ok(done) => json(
+                    StatusCode::OK,
+                    serde_json::json!({"ok": done, "rollout": rollout.status()}),
+                ),
+                Err(why) => json(StatusCode::CONFLICT, serde_json::json!({"error": why})),
+            }
+        })
+    }
+}
+
+/// The token the admin API demands, if it demands one: none on loopback; elsewhere the
+/// configured file's content, and refusing to start without one.
+pub fn token_for(
+    admin: std::net::SocketAddr,
+    token_file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<String>> {
+    match token_file {
+        Some(file) => {
+            let token = std::fs::read_to_string(file)
+                .map_err(|e| anyhow::anyhow!("rollout.token_file {}: {e}", file.display()))?
+                .trim()
+                .to_string();
+            anyhow::ensure!(!token.is_empty(), "rollout.token_file {} is empty", file.display());
+            Ok(Some(token))
+        }
+        None if admin.ip().is_loopback() => Ok(None),
+        None => anyhow::bail!(
+            "the admin listener {admin} is not on loopback: set rollout.token_file so that promote/abort/retry need a token"
+        ),
+    }
+}
+
+pub fn extension(rollout: RolloutHandle, token: Option<String>) -> Arc<dyn AdminExtension> {
+    Arc::new(RolloutApi { rollout, token })
+}

@@ -1,0 +1,54 @@
+//! The README's first command: `weir demo` aborts the regressed canary with a reason, and
+//! `weir demo --healthy` promotes a healthy one — each in under a minute, exit code saying which.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn demo(args: &[&str]) -> (Option<i32>, String, Duration) {
+    let started = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .arg("demo")
+        .args(["--admin", "127.0.0.1:0"])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code(), text, started.elapsed())
+}
+
+#[test]
+fn the_demo_aborts_the_regressed_canary_with_the_reason() {
+    let (code, out, took) = demo(&[]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let last = out
+        .lines()
+        .filter(|l| l.starts_with("Degraded after"))
+        .last()
+        .unwrap_or_else(|| panic!("{out}"));
+    // The reason names a metric, its value and the limit.
+    assert!(
+        last.contains("metric \"") && last.contains("failureLimit"),
+        "{last}"
+    );
+    // One status line a second, weight, success rate and P99 included.
+    let lines = out.lines().filter(|l| l.starts_with('[')).count();
+    assert!(lines >= 2, "{out}");
+    assert!(out.contains("success") && out.contains("p99"), "{out}");
+}
+
+#[test]
+fn the_healthy_demo_is_promoted_without_a_false_abort() {
+    let (code, out, took) = demo(&["--healthy"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    assert!(out.contains("Healthy after"), "{out}");
+    // It went through every weight on the way.
+    for weight in ["canary    20.0%", "canary    50.0%", "canary    80.0%"] {
+        assert!(out.contains(weight), "never at {weight}:\n{out}");
+    }
+}
