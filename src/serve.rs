@@ -23,9 +23,12 @@ use crate::rollout_api::token_for;
 pub async fn run_file(path: PathBuf) -> anyhow::Result<()> {
     let mut source = FileSource::new(path.clone());
     let config = source.load().await.map_err(|errors| anyhow!("{errors}"))?;
+    // Signal handlers first: a SIGHUP or SIGTERM that arrives while starting must not kill
+    // weir with the default action.
+    let hangups = sighup_reloads().context("cannot watch SIGHUP")?;
+    let stop = StopSignal::install()?;
     let running = Arc::new(start(config).await?);
 
-    let hangups = sighup_reloads().context("cannot watch SIGHUP")?;
     let follower = running.clone();
     tokio::spawn(
         source.run(DEFAULT_POLL_INTERVAL, Some(hangups), move |result| {
@@ -33,18 +36,31 @@ pub async fn run_file(path: PathBuf) -> anyhow::Result<()> {
         }),
     );
 
-    wait_for_stop_signal().await?;
+    stop.wait().await;
     running.drain().await;
     Ok(())
 }
 
-pub async fn wait_for_stop_signal() -> anyhow::Result<()> {
-    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-    tokio::select! {
-        _ = term.recv() => tracing::info!("SIGTERM: draining"),
-        _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT: draining"),
+/// SIGTERM or SIGINT: time to drain.
+pub struct StopSignal {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl StopSignal {
+    pub fn install() -> anyhow::Result<Self> {
+        Ok(StopSignal {
+            term: signal(SignalKind::terminate()).context("cannot watch SIGTERM")?,
+            int: signal(SignalKind::interrupt()).context("cannot watch SIGINT")?,
+        })
     }
-    Ok(())
+
+    pub async fn wait(mut self) {
+        tokio::select! {
+            _ = self.term.recv() => tracing::info!("SIGTERM: draining"),
+            _ = self.int.recv() => tracing::info!("SIGINT: draining"),
+        }
+    }
 }
 
 /// A serving weir: its data plane, its bound addresses, and how to stop it.
