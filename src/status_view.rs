@@ -34,9 +34,9 @@ pub fn render(s: &Value) -> String {
     }
     out.push('\n');
     out.push_str(&format!("Step:      {}/{}\n", s["step"], s["step_count"]));
+    let stable = s["weights"]["stable"].as_f64().unwrap_or(100.0);
     out.push_str(&format!(
-        "Weights:   canary {canary}%  stable {}%  {}\n",
-        s["weights"]["stable"],
+        "Weights:   canary {canary}%  stable {stable}%  {}\n",
         bar(canary)
     ));
     out.push_str(&format!(
@@ -50,11 +50,9 @@ pub fn render(s: &Value) -> String {
             Some("current") => "▶",
             _ => " ",
         };
-        out.push_str(&format!(
-            "  {mark} {:>2}. {}\n",
-            step["index"],
-            step["step"].as_str().unwrap_or("")
-        ));
+        let index = step["index"].as_u64().unwrap_or(0);
+        let text = step["step"].as_str().unwrap_or("");
+        out.push_str(&format!("  {mark} {index:>2}. {text}\n"));
     }
     for (label, run) in [
         ("step analysis", &s["analysis"]["step"]["run"]),

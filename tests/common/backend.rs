@@ -25,6 +25,8 @@ pub struct Behaviour {
     pub hop_by_hop_response: bool,
     /// Terminate TLS with this config.
     pub tls: Option<Arc<rustls::ServerConfig>>,
+    /// When set to N > 0, every Nth request is answered 500 (changeable while running).
+    pub error_every: Option<Arc<AtomicU64>>,
 }
 
 pub struct TestBackend {
@@ -67,8 +69,8 @@ pub async fn start(name: &'static str, behaviour: Behaviour) -> TestBackend {
             tokio::spawn(async move {
                 let tls = behaviour.tls.clone();
                 let service = service_fn(move |req| {
-                    counter.fetch_add(1, Ordering::SeqCst);
-                    answer(name, behaviour.clone(), bytes_counter.clone(), req)
+                    let nth = counter.fetch_add(1, Ordering::SeqCst) + 1;
+                    answer(name, behaviour.clone(), bytes_counter.clone(), nth, req)
                 });
                 let builder = auto::Builder::new(TokioExecutor::new());
                 match tls {
@@ -103,6 +105,7 @@ async fn answer(
     name: &'static str,
     b: Behaviour,
     bytes: Arc<AtomicU64>,
+    nth: u64,
     mut req: Request<Incoming>,
 ) -> Result<Response<AnswerBody>, Infallible> {
     if !b.delay.is_zero() {
@@ -156,6 +159,12 @@ async fn answer(
     };
     let mut resp = Response::new(body);
     *resp.status_mut() = StatusCode::from_u16(b.status.unwrap_or(200)).unwrap();
+    if let Some(every) = &b.error_every {
+        let n = every.load(Ordering::SeqCst);
+        if n > 0 && nth % n == 0 {
+            *resp.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+        }
+    }
     resp.headers_mut()
         .insert("x-backend", HeaderValue::from_static(name));
     if grpc {

@@ -3,6 +3,7 @@
 
 pub mod backend;
 pub mod client;
+pub mod load;
 pub mod tls;
 pub mod weir;
 

@@ -18,6 +18,8 @@ pub struct Weir {
     pub dir: PathBuf,
     pub config: PathBuf,
     log: Arc<Mutex<Vec<String>>>,
+    /// Remove `dir` on drop (unless `keep_dir`).
+    owns_dir: bool,
 }
 
 impl Weir {
@@ -82,7 +84,14 @@ impl Weir {
             dir,
             config,
             log,
+            owns_dir: true,
         }
+    }
+
+    /// Leave the directory (config, state file) for a restart.
+    pub fn keep_dir(mut self) -> Self {
+        self.owns_dir = false;
+        self
     }
 
     pub fn log(&self) -> String {
@@ -167,7 +176,9 @@ impl Drop for Weir {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.owns_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
@@ -211,4 +222,34 @@ pub fn sample(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
+}
+
+impl Weir {
+    /// `GET /rollout` as JSON.
+    pub async fn rollout(&self) -> serde_json::Value {
+        let (status, body) = client::get_text(self.admin, "/rollout").await;
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// Polls `/rollout` until `done` holds or `limit` passes (then panics with the status).
+    pub async fn wait_rollout(
+        &self,
+        limit: Duration,
+        done: impl Fn(&serde_json::Value) -> bool,
+    ) -> serde_json::Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let s = self.rollout().await;
+            if done(&s) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "rollout never got there; status:\n{s:#}\nlog:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }

@@ -198,13 +198,20 @@ impl Driver {
         mut revisions: watch::Receiver<String>,
     ) {
         let mut refresh = tokio::time::interval(Duration::from_secs(1));
+        let mut saved: Option<RolloutState> = None;
+        // A command is answered once its effect is in force and on disk.
+        let mut answer: Option<(Reply, Result<String, String>)> = None;
         loop {
-            let before = self.state.clone();
             let wait = advance(&self.plan.steps, &mut self.state, now_ms());
             self.sync_analyses(&wait);
             self.sync_traffic().await;
-            if self.state != before {
+            // Whatever changed it (a step, a command, a verdict), the file follows.
+            if saved.as_ref() != Some(&self.state) {
                 self.persist();
+                saved = Some(self.state.clone());
+            }
+            if let Some((reply, result)) = answer.take() {
+                let _ = reply.send(result);
             }
             self.publish();
 
@@ -221,7 +228,7 @@ impl Driver {
                     if let Ok(done) = &result {
                         tracing::info!(rollout = %self.plan.rollout.name, ?command, "{done}");
                     }
-                    let _ = reply.send(result);
+                    answer = Some((reply, result));
                 }
                 verdict = wait_run(self.step_run.as_ref().map(|(_, r)| r)) => {
                     if let Some((step, run)) = self.step_run.take() {

@@ -1,0 +1,373 @@
+//! The standalone rollout engine end to end: the weir binary reading Argo YAML, real upstreams,
+//! real load on 127.0.0.1, analysis by the built-in provider; operators' commands through the
+//! admin API and the CLI; state that survives a restart.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::backend::{self, Behaviour, TestBackend};
+use common::client::H1;
+use common::load::Load;
+use common::weir::Weir;
+
+const LIVE_TEMPLATE: &str = r#"
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata:
+  name: live
+spec:
+  args:
+  - name: route
+  metrics:
+  - name: success-rate
+    initialDelay: 1s
+    interval: 1s
+    failureLimit: 1
+    inconclusiveLimit: 20
+    successCondition: result >= 0.98
+    provider:
+      plugin:
+        weir/live: {route: "{{args.route}}", backend: canary, metric: success-rate, window: 5s, minRequests: 30}
+"#;
+
+fn rollout_yaml(steps: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: shop}}\nspec:\n  replicas: 3\n  strategy:\n    canary:\n\
+         \x20     stableService: shop-stable\n      canaryService: shop-canary\n\
+         \x20     analysis: {{templates: [{{templateName: live}}], args: [{{name: route, value: web}}]}}\n\
+         \x20     steps:\n{steps}"
+    )
+}
+
+/// weir with route `web` and a `rollout:` section over the given manifests.
+fn start(
+    stable: SocketAddr,
+    canary: SocketAddr,
+    rollout: &str,
+    template: &str,
+    extra: &str,
+) -> Weir {
+    let dir = common::temp_dir("rollout");
+    std::fs::write(dir.join("rollout.yaml"), rollout).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), template).unwrap();
+    let config = dir.join("weir.yaml");
+    std::fs::write(&config, config_yaml(stable, canary, extra)).unwrap();
+    Weir::start_with(dir, config, &[])
+}
+
+fn config_yaml(stable: SocketAddr, canary: SocketAddr, extra: &str) -> String {
+    format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+         routes:\n- name: web\n  stable: {{addresses: [\"{stable}\"]}}\n  canary: {{addresses: [\"{canary}\"]}}\n\
+         rollout:\n  manifests: [rollout.yaml, analysis.yaml]\n  services: {{shop-stable: web, shop-canary: web}}\n{extra}"
+    )
+}
+
+async fn noisy(name: &'static str, every: u64) -> (TestBackend, Arc<AtomicU64>) {
+    let knob = Arc::new(AtomicU64::new(every));
+    let b = backend::start(
+        name,
+        Behaviour {
+            error_every: Some(knob.clone()),
+            ..Default::default()
+        },
+    )
+    .await;
+    (b, knob)
+}
+
+fn phase(s: &serde_json::Value) -> &str {
+    s["phase"].as_str().unwrap_or("")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_builtin_provider_aborts_a_canary_whose_5xx_jump_to_5_percent() {
+    let (stable, _) = noisy("stable", 1000).await;
+    let (canary, canary_errors) = noisy("canary", 1000).await;
+    let weir = start(
+        stable.addr,
+        canary.addr,
+        &rollout_yaml("      - setWeight: 20\n      - pause: {}\n"),
+        LIVE_TEMPLATE,
+        "",
+    );
+    let load = Load::start(weir.addr, 300, Duration::from_secs(40));
+    let s = weir
+        .wait_rollout(Duration::from_secs(10), |s| {
+            phase(s) == "Paused" && s["weights"]["canary"] == 20.0
+        })
+        .await;
+    assert_eq!(s["aborted"], false);
+    // Healthy for a while: 0.1 % noise is no reason to abort.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(phase(&weir.rollout().await), "Paused");
+
+    canary_errors.store(20, Ordering::SeqCst); // 5 % 5xx from now on
+    let s = weir
+        .wait_rollout(Duration::from_secs(15), |s| phase(s) == "Degraded")
+        .await;
+    assert_eq!(s["aborted"], true);
+    assert_eq!(s["weights"]["canary"], 0.0);
+    let message = s["message"].as_str().unwrap();
+    assert!(
+        message.contains("success-rate") && message.contains("result >= 0.98"),
+        "{message}"
+    );
+    let (sent, _) = load.stop().await;
+    assert!(sent > 1000, "only {sent} requests");
+
+    // Weight 0: nothing more reaches the canary.
+    let before = canary.hits();
+    let mut c = H1::connect(weir.addr).await;
+    for _ in 0..200 {
+        assert_eq!(c.get("/", &[]).await.backend(), "stable");
+    }
+    assert_eq!(canary.hits(), before);
+    let metrics = weir.metrics().await;
+    assert!(
+        metrics.contains("weir_rollout_aborts_total{rollout=\"shop\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("weir_rollout_phase{rollout=\"shop\",phase=\"Degraded\"} 1"),
+        "{metrics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_healthy_canary_under_the_same_noise_is_promoted() {
+    let (stable, _) = noisy("stable", 1000).await;
+    let (canary, _) = noisy("canary", 1000).await;
+    let steps = "      - setWeight: 20\n      - pause: {duration: 3s}\n      - setWeight: 50\n      - pause: {duration: 3s}\n";
+    let weir = start(
+        stable.addr,
+        canary.addr,
+        &rollout_yaml(steps),
+        LIVE_TEMPLATE,
+        "",
+    );
+    let load = Load::start(weir.addr, 300, Duration::from_secs(40));
+    let s = weir
+        .wait_rollout(Duration::from_secs(20), |s| {
+            matches!(phase(s), "Healthy" | "Degraded")
+        })
+        .await;
+    assert_eq!(phase(&s), "Healthy", "{s:#}");
+    assert_eq!(s["promoted"], true);
+    load.stop().await;
+    // Full promotion: the canary version now serves as stable, at weight 0.
+    let (_, routes) = common::client::get_text(weir.admin, "/routes").await;
+    let routes: serde_json::Value = serde_json::from_str(&routes).unwrap();
+    assert_eq!(
+        routes["routes"][0]["stable"]["addresses"][0],
+        canary.addr.to_string()
+    );
+    assert_eq!(routes["routes"][0]["canary_weight"], 0.0);
+    let mut c = H1::connect(weir.addr).await;
+    assert_eq!(c.get("/", &[]).await.backend(), "canary");
+}
+
+fn cli(admin: SocketAddr, args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .args(["--admin", &admin.to_string()])
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn operators_promote_abort_and_retry_through_the_cli() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let steps =
+        "      - setWeight: 10\n      - pause: {}\n      - setWeight: 30\n      - pause: {}\n";
+    let weir = start(
+        stable.addr,
+        canary.addr,
+        &rollout_yaml(steps),
+        LIVE_TEMPLATE,
+        "",
+    );
+    weir.wait_rollout(Duration::from_secs(5), |s| {
+        s["step"] == 2 && phase(s) == "Paused"
+    })
+    .await;
+
+    let (code, out) = cli(weir.admin, &["status"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("Name:      shop") && out.contains("Paused") && out.contains("canary 10%"),
+        "{out}"
+    );
+    assert!(out.contains("▶  2. pause: until promoted"), "{out}");
+
+    let (code, out) = cli(weir.admin, &["promote"]);
+    assert_eq!(code, Some(0), "{out}");
+    let s = weir
+        .wait_rollout(Duration::from_secs(5), |s| s["step"] == 4)
+        .await;
+    assert_eq!(s["weights"]["canary"], 30.0);
+
+    let (code, out) = cli(weir.admin, &["abort"]);
+    assert_eq!(code, Some(0), "{out}");
+    let s = weir
+        .wait_rollout(Duration::from_secs(5), |s| phase(s) == "Degraded")
+        .await;
+    assert_eq!(s["weights"]["canary"], 0.0);
+    assert!(s["message"].as_str().unwrap().contains("operator"));
+    // An aborted rollout is not promoted by accident.
+    let (code, out) = cli(weir.admin, &["promote"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("cannot promote"), "{out}");
+
+    let (code, out) = cli(weir.admin, &["retry"]);
+    assert_eq!(code, Some(0), "{out}");
+    weir.wait_rollout(Duration::from_secs(5), |s| {
+        s["step"] == 2 && phase(s) == "Paused"
+    })
+    .await;
+    let (code, out) = cli(weir.admin, &["promote", "--full"]);
+    assert_eq!(code, Some(0), "{out}");
+    weir.wait_rollout(Duration::from_secs(5), |s| phase(s) == "Healthy")
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutating_calls_need_the_token_off_loopback() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let dir = common::temp_dir("rollout-token");
+    std::fs::write(
+        dir.join("rollout.yaml"),
+        rollout_yaml("      - setWeight: 10\n      - pause: {}\n"),
+    )
+    .unwrap();
+    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    std::fs::write(dir.join("token"), "s3cret\n").unwrap();
+    let yaml = config_yaml(stable.addr, canary.addr, "  token_file: token\n").replace(
+        "admin: {address: \"127.0.0.1:0\"}",
+        "admin: {address: \"0.0.0.0:0\"}",
+    );
+    std::fs::write(dir.join("weir.yaml"), yaml).unwrap();
+    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    let admin: SocketAddr = format!("127.0.0.1:{}", weir.admin.port()).parse().unwrap();
+    weir.wait_rollout(Duration::from_secs(5), |s| phase(s) == "Paused")
+        .await;
+
+    let (code, out) = cli(admin, &["abort"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains("bearer token"), "{out}");
+    assert_eq!(
+        phase(&weir.rollout().await),
+        "Paused",
+        "nothing changed without the token"
+    );
+    let token = dir.join("token");
+    let (code, out) = cli(admin, &["abort", "--token-file", token.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{out}");
+    weir.wait_rollout(Duration::from_secs(5), |s| phase(s) == "Degraded")
+        .await;
+
+    // Off loopback without a token file, weir refuses to start at all.
+    std::fs::write(
+        dir.join("open.yaml"),
+        config_yaml(stable.addr, canary.addr, "")
+            .replace("127.0.0.1:0\"}\nroutes", "0.0.0.0:0\"}\nroutes"),
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", "--config"])
+        .arg(dir.join("open.yaml"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("token_file"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn state_survives_a_restart_and_a_malformed_state_file_holds_at_zero() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let steps =
+        "      - setWeight: 10\n      - pause: {}\n      - setWeight: 30\n      - pause: {}\n";
+    let dir = common::temp_dir("rollout-state");
+    std::fs::write(dir.join("rollout.yaml"), rollout_yaml(steps)).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    std::fs::write(
+        dir.join("weir.yaml"),
+        config_yaml(stable.addr, canary.addr, "  state_file: state.json\n"),
+    )
+    .unwrap();
+    let restart = || Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]).keep_dir();
+
+    let weir = restart();
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 2)
+        .await;
+    let (code, out) = cli(weir.admin, &["promote"]);
+    assert_eq!(code, Some(0), "{out}");
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 4)
+        .await;
+    drop(weir); // SIGKILL: no chance to save anything on the way out
+
+    let weir = restart();
+    let s = weir.rollout().await;
+    assert_eq!(
+        (s["step"].as_u64(), s["weights"]["canary"].as_f64()),
+        (Some(4), Some(30.0)),
+        "resumed, not restarted: {s:#}"
+    );
+    cli(weir.admin, &["abort"]);
+    weir.wait_rollout(Duration::from_secs(5), |s| phase(s) == "Degraded")
+        .await;
+    drop(weir);
+
+    let weir = restart();
+    let s = weir.rollout().await;
+    assert_eq!(
+        phase(&s),
+        "Degraded",
+        "an aborted rollout stays aborted: {s:#}"
+    );
+    assert_eq!(s["weights"]["canary"], 0.0);
+    drop(weir);
+
+    std::fs::write(dir.join("state.json"), "{ not json").unwrap();
+    let weir = restart();
+    let s = weir.rollout().await;
+    assert_eq!(phase(&s), "Degraded", "{s:#}");
+    assert_eq!(s["weights"]["canary"], 0.0);
+    assert!(
+        s["message"].as_str().unwrap().contains("malformed"),
+        "{s:#}"
+    );
+    assert!(weir.log().contains("malformed"), "reported in the log too");
+    // It serves; and an operator can start over.
+    assert_eq!(
+        H1::connect(weir.addr).await.get("/", &[]).await.backend(),
+        "stable"
+    );
+    let (code, out) = cli(weir.admin, &["retry"]);
+    assert_eq!(code, Some(0), "{out}");
+    weir.wait_rollout(Duration::from_secs(5), |s| {
+        s["step"] == 2 && s["weights"]["canary"] == 10.0
+    })
+    .await;
+    drop(weir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
