@@ -161,7 +161,7 @@ async fn answer(
     *resp.status_mut() = StatusCode::from_u16(b.status.unwrap_or(200)).unwrap();
     if let Some(every) = &b.error_every {
         let n = every.load(Ordering::SeqCst);
-        if n > 0 && nth % n == 0 {
+        if n > 0 && nth.is_multiple_of(n) {
             *resp.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
         }
     }
