@@ -27,8 +27,7 @@ fn the_demo_aborts_the_regressed_canary_with_the_reason() {
     assert!(took < Duration::from_secs(60), "took {took:?}");
     let last = out
         .lines()
-        .filter(|l| l.starts_with("Degraded after"))
-        .last()
+        .rfind(|l| l.starts_with("Degraded after"))
         .unwrap_or_else(|| panic!("{out}"));
     // The reason names a metric, its value and the limit.
     assert!(
