@@ -133,23 +133,33 @@ impl Drop for Prometheus {
     }
 }
 
-fn start_prometheus(target: SocketAddr) -> Prometheus {
-    let dir = common::temp_dir("prometheus");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
+fn free_port() -> SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap()
-        .port();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+}
+
+fn start_prometheus(target: SocketAddr) -> Prometheus {
+    start_prometheus_at(free_port(), target, None)
+}
+
+/// A real Prometheus scraping `target` every second, evaluating `rules` (if any) every second.
+fn start_prometheus_at(addr: SocketAddr, target: SocketAddr, rules: Option<&str>) -> Prometheus {
+    let dir = common::temp_dir("prometheus");
     let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
-             scrape_configs:\n- job_name: weir\n  static_configs: [{{targets: [\"{target}\"]}}]\n"
-        ),
-    )
-    .unwrap();
+    let mut yaml = format!(
+        "global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n\
+         scrape_configs:\n- job_name: weir\n  static_configs: [{{targets: [\"{target}\"]}}]\n"
+    );
+    if let Some(rules) = rules {
+        std::fs::write(dir.join("rules.yaml"), rules).unwrap();
+        yaml.push_str(&format!(
+            "rule_files: [\"{}\"]\n",
+            dir.join("rules.yaml").display()
+        ));
+    }
+    std::fs::write(&config, yaml).unwrap();
     let child = Command::new(tool("prometheus"))
         .arg(format!("--config.file={}", config.display()))
         .arg(format!(
@@ -233,4 +243,120 @@ async fn a_real_prometheus_scrapes_weir_and_answers_promql() {
         .await
         .expect("weight gauge");
     assert_eq!(weight.as_str().unwrap(), "0.5");
+}
+
+#[test]
+fn the_recording_rules_in_deploy_pass_promtool_check_rules() {
+    let rules = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/prometheus/weir-rules.yaml"
+    );
+    let out = Command::new(tool("promtool"))
+        .args(["check", "rules", rules])
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && report.contains("SUCCESS: 12 rules found"),
+        "{report}"
+    );
+}
+
+/// weir runs a Rollout whose analysis step uses deploy/'s `weir-canary-slo` AnalysisTemplate,
+/// unchanged, against a real Prometheus evaluating deploy/'s recording rules.
+async fn rollout_judged_by_prometheus(canary_error_every: u64) -> serde_json::Value {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Arc;
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let knob = Arc::new(AtomicU64::new(canary_error_every));
+    let canary = backend::start(
+        "canary",
+        Behaviour {
+            error_every: Some(knob),
+            ..Default::default()
+        },
+    )
+    .await;
+
+    let (prom_addr, admin) = (free_port(), free_port());
+    // The rules as shipped, evaluated every second instead of every 15 s so the test is quick.
+    let rules = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/prometheus/weir-rules.yaml"
+    ))
+    .unwrap()
+    .replace("interval: 15s", "interval: 1s");
+    let prom = start_prometheus_at(prom_addr, admin, Some(&rules));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while H1::try_connect(prom.addr).await.is_err() {
+        assert!(Instant::now() < deadline, "Prometheus did not start");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    let dir = common::temp_dir("prom-rollout");
+    let templates = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/deploy/analysis/weir-analysis-templates.yaml"
+    ))
+    .unwrap();
+    std::fs::write(dir.join("templates.yaml"), templates).unwrap();
+    std::fs::write(
+        dir.join("rollout.yaml"),
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: shop}}\nspec:\n  strategy:\n    canary:\n      steps:\n\
+             \x20     - setWeight: 50\n\
+             \x20     - analysis:\n          templates: [{{templateName: weir-canary-slo}}]\n          args:\n\
+             \x20         - {{name: route, value: web}}\n\
+             \x20         - {{name: prometheus-address, value: \"http://{prom_addr}\"}}\n\
+             \x20         - {{name: initial-delay, value: 5s}}\n\
+             \x20         - {{name: interval, value: 2s}}\n\
+             \x20         - {{name: count, value: \"4\"}}\n\
+             \x20     - setWeight: 100\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("weir.yaml"),
+        format!(
+            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"{admin}\"}}\n\
+             routes:\n- name: web\n  stable: {{addresses: [\"{}\"]}}\n  canary: {{addresses: [\"{}\"]}}\n\
+             rollout:\n  manifests: [rollout.yaml, templates.yaml]\n  route: web\n",
+            stable.addr, canary.addr
+        ),
+    )
+    .unwrap();
+    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    let load = common::load::Load::start(weir.addr, 200, Duration::from_secs(60));
+    let s = weir
+        .wait_rollout(Duration::from_secs(45), |s| {
+            matches!(s["phase"].as_str(), Some("Healthy" | "Degraded"))
+        })
+        .await;
+    load.stop().await;
+    drop(prom);
+    s
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_analysis_from_deploy_aborts_a_bad_canary() {
+    // 10 % of the canary's answers are 500.
+    let s = rollout_judged_by_prometheus(10).await;
+    assert_eq!(s["phase"], "Degraded", "{s:#}");
+    assert_eq!(s["weights"]["canary"], 0.0);
+    let message = s["message"].as_str().unwrap();
+    assert!(
+        message.contains("success-rate") || message.contains("burn-rate"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_analysis_from_deploy_promotes_a_good_canary() {
+    let s = rollout_judged_by_prometheus(0).await;
+    assert_eq!(s["phase"], "Healthy", "{s:#}");
+    assert_eq!(s["promoted"], true);
 }
