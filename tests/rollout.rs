@@ -371,3 +371,114 @@ async fn state_survives_a_restart_and_a_malformed_state_file_holds_at_zero() {
     drop(weir);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn set_header_route_and_mirror_route_steps_drive_the_data_plane() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let rollout = "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {name: shop}\nspec:\n  strategy:\n    canary:\n\
+         \x20     trafficRouting:\n        managedRoutes: [{name: testers}, {name: shadow}]\n\
+         \x20     steps:\n\
+         \x20     - setHeaderRoute: {name: testers, match: [{headerName: x-canary, headerValue: {exact: \"yes\"}}]}\n\
+         \x20     - setMirrorRoute: {name: shadow, percentage: 100, match: [{method: {exact: POST}}]}\n\
+         \x20     - pause: {}\n\
+         \x20     - setHeaderRoute: {name: testers}\n\
+         \x20     - pause: {}\n";
+    let weir = start(
+        stable.addr,
+        canary.addr,
+        rollout,
+        LIVE_TEMPLATE,
+        "  route: web\n",
+    );
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 3)
+        .await;
+    let mut c = H1::connect(weir.addr).await;
+    // Weight 0, yet the testers reach canary.
+    assert_eq!(c.get("/", &[("x-canary", "yes")]).await.backend(), "canary");
+    assert_eq!(c.get("/", &[]).await.backend(), "stable");
+    // POSTs are mirrored to canary, GETs are not; clients always get stable's answer.
+    let before = canary.hits();
+    for _ in 0..5 {
+        assert_eq!(c.get("/", &[]).await.backend(), "stable");
+    }
+    let post = http::Request::post("/")
+        .header("host", "t")
+        .body(Default::default())
+        .unwrap();
+    assert_eq!(c.send(post).await.backend(), "stable");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while canary.hits() < before + 1 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(canary.hits(), before + 1, "exactly the POST was mirrored");
+
+    // The next step removes the header route.
+    let (code, out) = cli(weir.admin, &["promote"]);
+    assert_eq!(code, Some(0), "{out}");
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 5)
+        .await;
+    assert_eq!(c.get("/", &[("x-canary", "yes")]).await.backend(), "stable");
+    // Abort removes the managed routes too.
+    cli(weir.admin, &["abort"]);
+    let s = weir
+        .wait_rollout(Duration::from_secs(5), |s| s["phase"] == "Degraded")
+        .await;
+    assert_eq!(s["mirror"], serde_json::Value::Null);
+    let (_, routes) = common::client::get_text(weir.admin, "/routes").await;
+    let routes: serde_json::Value = serde_json::from_str(&routes).unwrap();
+    assert_eq!(
+        routes["routes"][0]["mirror"],
+        serde_json::Value::Null,
+        "{routes:#}"
+    );
+    assert_eq!(
+        routes["routes"][0]["header_routes"],
+        serde_json::json!([]),
+        "{routes:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abort_ramp_steps_the_weight_down() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let ramp = "  abort_ramp: {step: 10, interval: 300ms}\n";
+    let weir = start(
+        stable.addr,
+        canary.addr,
+        &rollout_yaml("      - setWeight: 50\n      - pause: {}\n"),
+        LIVE_TEMPLATE,
+        ramp,
+    );
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 2)
+        .await;
+    let admin = weir.admin;
+    let aborting = tokio::task::spawn_blocking(move || cli(admin, &["abort"]));
+    // Watch the weight in force on the route while it ramps.
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while std::time::Instant::now() < deadline {
+        let (_, routes) = common::client::get_text(weir.admin, "/routes").await;
+        let routes: serde_json::Value = serde_json::from_str(&routes).unwrap();
+        let w = routes["routes"][0]["canary_weight"].as_f64().unwrap();
+        if seen.last() != Some(&w) {
+            seen.push(w);
+        }
+        if w == 0.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (code, out) = aborting.await.unwrap();
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(seen.last(), Some(&0.0), "{seen:?}");
+    assert!(
+        seen.iter().any(|w| *w > 0.0 && *w < 50.0),
+        "no intermediate weight: {seen:?}"
+    );
+    assert!(
+        seen.windows(2).all(|p| p[1] < p[0]),
+        "only ever down: {seen:?}"
+    );
+}

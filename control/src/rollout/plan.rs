@@ -91,3 +91,61 @@ pub fn describe(step: &Step) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::argo::model::{BlueGreenStrategy, Origin, TemplateRef};
+    use std::time::Duration;
+
+    fn blue_green(auto: bool, seconds: Option<u64>, analyses: bool) -> Plan {
+        let refs = |n: &str| AnalysisRef {
+            templates: vec![TemplateRef {
+                name: n.into(),
+                cluster_scope: false,
+            }],
+            args: vec![],
+        };
+        let rollout = Rollout {
+            origin: Origin {
+                file: "r.yaml".into(),
+                kind: "Rollout".into(),
+                name: "bg".into(),
+            },
+            name: "bg".into(),
+            strategy: Strategy::BlueGreen(BlueGreenStrategy {
+                active_service: "active".into(),
+                preview_service: Some("preview".into()),
+                auto_promotion_enabled: auto,
+                auto_promotion_seconds: seconds.map(Duration::from_secs),
+                pre_promotion_analysis: analyses.then(|| refs("pre")),
+                post_promotion_analysis: analyses.then(|| refs("post")),
+            }),
+        };
+        Plan::new(rollout, vec![])
+    }
+
+    #[test]
+    fn blue_green_becomes_gate_switch_and_analyses() {
+        let p = blue_green(false, None, true);
+        assert_eq!(p.services(), (Some("active"), Some("preview")));
+        let kinds: Vec<String> = p.steps.iter().map(describe).collect();
+        assert_eq!(
+            kinds,
+            [
+                "analysis: pre",
+                "pause: until promoted",
+                "setWeight: 100",
+                "analysis: post"
+            ]
+        );
+
+        let p = blue_green(true, Some(30), false);
+        let kinds: Vec<String> = p.steps.iter().map(describe).collect();
+        assert_eq!(kinds, ["pause: 30s", "setWeight: 100"]);
+
+        // Argo's default: promote as soon as the preview is up.
+        let p = blue_green(true, None, false);
+        assert_eq!(p.steps, vec![Step::SetWeight { weight_bp: 10_000 }]);
+    }
+}
