@@ -93,3 +93,31 @@ async fn an_idle_keep_alive_client_is_closed_after_the_header_timeout() {
         "closed after {took:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_max_connections_new_clients_wait_for_a_free_slot() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\nlimits: {{max_connections: 2}}\n\
+         routes:\n- name: web\n  stable: {{addresses: [\"{}\"]}}\n",
+        up.addr
+    ));
+    let mut first = H1::connect(weir.addr).await;
+    let mut second = H1::connect(weir.addr).await;
+    assert_eq!(first.get("/", &[]).await.status, 200);
+    assert_eq!(second.get("/", &[]).await.status, 200);
+
+    // A third client is not served while two connections are open…
+    let addr = weir.addr;
+    let third = tokio::spawn(async move { H1::connect(addr).await.get("/", &[]).await.status });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!third.is_finished(), "served past max_connections");
+    // …and is served as soon as one closes.
+    drop(first);
+    let status = tokio::time::timeout(Duration::from_secs(5), third)
+        .await
+        .expect("served after a slot freed")
+        .unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(second.get("/", &[]).await.status, 200);
+}
