@@ -3,5 +3,6 @@
 pub mod analysis;
 pub mod argo;
 pub mod config;
+pub mod inject;
 pub mod rollout;
 pub mod source;

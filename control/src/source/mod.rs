@@ -2,3 +2,4 @@
 //! kept one from loading); the caller decides what to swap in.
 
 pub mod file;
+pub mod kube;

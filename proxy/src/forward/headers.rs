@@ -1,10 +1,10 @@
 //! Header rewriting on both legs: hop-by-hop fields go (RFC 9110 §7.6.1), forwarding fields
 //! are added. A client's X-Forwarded-For is only ever appended to, never believed.
 
-use std::net::IpAddr;
-
 use http::header::{HeaderName, HeaderValue, CONNECTION, HOST, TE, TRANSFER_ENCODING, UPGRADE};
 use http::HeaderMap;
+
+use super::ClientInfo;
 
 static KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
 static PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
@@ -49,26 +49,36 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     wants_trailers
 }
 
-/// Appends the client to X-Forwarded-For and states the original proto and host.
-pub fn add_forwarded(headers: &mut HeaderMap, client: IpAddr, tls: bool, host: Option<&str>) {
-    let mut xff = String::new();
-    for v in headers.get_all(&X_FORWARDED_FOR) {
-        if let Ok(s) = v.to_str() {
-            xff.push_str(s);
-            xff.push_str(", ");
+/// Appends the client to X-Forwarded-For, states the original proto and host, and gives an
+/// HTTP/1 upstream the Host an HTTP/2 client sent as :authority.
+pub fn add_forwarded(headers: &mut HeaderMap, client: &ClientInfo, host: Option<&HeaderValue>) {
+    match headers.get(&X_FORWARDED_FOR) {
+        // The common case: nothing to append to, and the peer's value is rendered already.
+        None => {
+            headers.insert(X_FORWARDED_FOR.clone(), client.ip_header.clone());
         }
-    }
-    xff.push_str(&client.to_string());
-    if let Ok(v) = HeaderValue::from_str(&xff) {
-        headers.insert(X_FORWARDED_FOR.clone(), v);
+        Some(_) => {
+            let mut xff = Vec::new();
+            for v in headers.get_all(&X_FORWARDED_FOR) {
+                xff.extend_from_slice(v.as_bytes());
+                xff.extend_from_slice(b", ");
+            }
+            xff.extend_from_slice(client.ip_header.as_bytes());
+            if let Ok(v) = HeaderValue::from_bytes(&xff) {
+                headers.insert(X_FORWARDED_FOR.clone(), v);
+            }
+        }
     }
     headers.insert(
         X_FORWARDED_PROTO.clone(),
-        HeaderValue::from_static(if tls { "https" } else { "http" }),
+        HeaderValue::from_static(if client.tls { "https" } else { "http" }),
     );
-    match host.and_then(|h| HeaderValue::from_str(h).ok()) {
+    match host {
         Some(h) => {
-            headers.insert(X_FORWARDED_HOST.clone(), h);
+            headers.insert(X_FORWARDED_HOST.clone(), h.clone());
+            if !headers.contains_key(HOST) {
+                headers.insert(HOST, h.clone());
+            }
         }
         None => {
             headers.remove(&X_FORWARDED_HOST);
@@ -84,15 +94,6 @@ pub fn is_upgrade(headers: &HeaderMap) -> bool {
                 .split(|&b| b == b',')
                 .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
         })
-}
-
-/// The Host an HTTP/1 upstream needs when the client spoke HTTP/2 (which carries :authority).
-pub fn ensure_host(headers: &mut HeaderMap, authority: Option<&str>) {
-    if !headers.contains_key(HOST) {
-        if let Some(v) = authority.and_then(|a| HeaderValue::from_str(a).ok()) {
-            headers.insert(HOST, v);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -142,12 +143,14 @@ mod tests {
             ("x-forwarded-for", "1.2.3.4"),
             ("x-forwarded-proto", "https"),
         ]);
+        let client = ClientInfo::new("10.0.0.9".parse().unwrap(), false);
         add_forwarded(
             &mut h,
-            "10.0.0.9".parse().unwrap(),
-            false,
-            Some("example.com"),
+            &client,
+            Some(&HeaderValue::from_static("example.com")),
         );
+        // An HTTP/2 client's :authority became the Host.
+        assert_eq!(h.get("host").unwrap(), "example.com");
         assert_eq!(h.get("x-forwarded-for").unwrap(), "1.2.3.4, 10.0.0.9");
         assert_eq!(h.get("x-forwarded-proto").unwrap(), "http");
         assert_eq!(h.get("x-forwarded-host").unwrap(), "example.com");

@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use http::header::{CONTENT_TYPE, HOST};
 use http::uri::{PathAndQuery, Scheme};
-use http::{Request, Response, StatusCode, Uri, Version};
+use http::{HeaderValue, Request, Response, StatusCode, Uri, Version};
 use hyper::body::Incoming;
 use tokio::sync::Semaphore;
 
@@ -29,11 +29,21 @@ const MAX_MIRRORS_IN_FLIGHT: usize = 256;
 /// A pooled connection may turn out closed; this many fresh tries before giving up.
 const STALE_RETRIES: usize = 2;
 
-/// Who is on the other end of a client connection.
-#[derive(Clone, Copy, Debug)]
+/// Who is on the other end of a client connection; built once per connection.
+#[derive(Clone, Debug)]
 pub struct ClientInfo {
     pub ip: IpAddr,
     pub tls: bool,
+    /// The peer address as a header value, rendered once for every request's X-Forwarded-For.
+    pub ip_header: HeaderValue,
+}
+
+impl ClientInfo {
+    pub fn new(ip: IpAddr, tls: bool) -> Self {
+        let ip_header =
+            HeaderValue::from_str(&ip.to_string()).unwrap_or(HeaderValue::from_static("unknown"));
+        ClientInfo { ip, tls, ip_header }
+    }
 }
 
 pub struct Proxy {
@@ -52,13 +62,15 @@ impl Proxy {
     pub async fn handle(
         &self,
         mut req: Request<Incoming>,
-        client: ClientInfo,
+        client: &ClientInfo,
     ) -> Response<ResponseBody> {
         let table = self.table.load();
-        let authority = authority(&req).map(str::to_owned);
+        // A clone of the Host value shares its bytes: no copy on the common path.
+        let host = host_of(&req);
+        let host_str = host.as_ref().and_then(|h| h.to_str().ok());
 
         // Match.
-        let Some(route) = table.find(authority.as_deref(), req.uri().path(), req.headers()) else {
+        let Some(route) = table.find(host_str, req.uri().path(), req.headers()) else {
             return local_response(StatusCode::NOT_FOUND, "no route matches this request");
         };
 
@@ -70,17 +82,16 @@ impl Proxy {
         let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
         let (mut parts, incoming) = req.into_parts();
         let wants_trailers = headers::strip_hop_by_hop(&mut parts.headers, upgrade);
-        headers::add_forwarded(
-            &mut parts.headers,
-            client.ip,
-            client.tls,
-            authority.as_deref(),
-        );
-        headers::ensure_host(&mut parts.headers, authority.as_deref());
+        headers::add_forwarded(&mut parts.headers, client, host.as_ref());
 
-        // Mirror: a copy to canary that never delays or changes the client's answer.
-        let body = match mirror::start(route, &parts, &self.mirrors, incoming.is_end_stream_hint())
-        {
+        // Mirror: a copy to canary that never delays or changes the client's answer (never for
+        // an upgrade: a tunnel cannot be copied).
+        let mirror = if upgrade {
+            None
+        } else {
+            mirror::start(route, &parts, &self.mirrors, incoming.is_end_stream_hint())
+        };
+        let body = match mirror {
             Some(Some(tx)) => RequestBody::Tee(incoming, Some(tx)),
             _ => RequestBody::Incoming(incoming),
         };
@@ -120,11 +131,12 @@ impl EndStreamHint for Incoming {
     }
 }
 
-fn authority<B>(req: &Request<B>) -> Option<&str> {
-    req.uri()
-        .authority()
-        .map(|a| a.as_str())
-        .or_else(|| req.headers().get(HOST).and_then(|h| h.to_str().ok()))
+/// The request's host: the URI's authority (HTTP/2, absolute-form) or else the Host header.
+fn host_of<B>(req: &Request<B>) -> Option<HeaderValue> {
+    match req.uri().authority() {
+        Some(a) => HeaderValue::from_str(a.as_str()).ok(),
+        None => req.headers().get(HOST).cloned(),
+    }
 }
 
 /// Connect (with the one retry on the other backend), send, and turn the answer into the

@@ -104,10 +104,11 @@ async fn serve_conn<I>(
 ) where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let client = ClientInfo { ip: peer.ip(), tls };
+    // One shared value per connection: each request costs one reference count, not two.
+    let conn_state = Arc::new((proxy, ClientInfo::new(peer.ip(), tls)));
     let service = service_fn(move |req| {
-        let proxy = proxy.clone();
-        async move { Ok::<_, std::convert::Infallible>(proxy.handle(req, client).await) }
+        let state = conn_state.clone();
+        async move { Ok::<_, std::convert::Infallible>(state.0.handle(req, &state.1).await) }
     });
     let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
     if let Err(err) = watcher.watch(conn.into_owned()).await {

@@ -1,0 +1,519 @@
+//! The side-by-side load benchmark (run it with benches/load/run.sh, which installs the peers).
+//!
+//! Two nginx upstreams (stable, canary) on CPU 1; each proxy in turn on CPU 0 with the same
+//! 80/20 split and keep-alive to the upstreams: weir (one worker thread, and its default
+//! multi-thread runtime), nginx (one worker), HAProxy (one thread), and "direct" (no proxy).
+//! Rounds are interleaved (A B C … A B C …) and medians reported. Every run is bounded in time
+//! and talks to 127.0.0.1 only. Reports; asserts nothing.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(0)
+}
+
+struct Proc {
+    child: Child,
+}
+
+impl Proc {
+    fn pinned(cpu: &str, program: &str, args: &[&str]) -> Proc {
+        let child = Command::new("taskset")
+            .arg("-c")
+            .arg(cpu)
+            .arg(program)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("starting {program}: {e}"));
+        Proc { child }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// utime + stime in seconds.
+    fn cpu_seconds(&self) -> f64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
+        // Fields after the command name (which may hold spaces) start after the last ')'.
+        let rest = stat.rsplit(')').next().unwrap_or("");
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+        (ticks(11) + ticks(12)) / 100.0
+    }
+
+    /// Peak resident set size, MiB.
+    fn peak_rss_mib(&self) -> f64 {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<f64>().ok())
+            .map_or(0.0, |kb| kb / 1024.0)
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn nginx_upstream(dir: &Path, name: &str, port: u16) -> Proc {
+    let conf = dir.join(format!("upstream-{name}.conf"));
+    std::fs::write(
+        &conf,
+        format!(
+            "worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid {d}/{name}.pid;\n\
+             events {{ worker_connections 4096; }}\n\
+             http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 300s;\n\
+             client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
+             server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }} }}\n",
+            d = dir.display()
+        ),
+    )
+    .expect("write nginx upstream config");
+    let p = Proc::pinned(
+        "1",
+        "nginx",
+        &[
+            "-p",
+            &dir.display().to_string(),
+            "-c",
+            &conf.display().to_string(),
+        ],
+    );
+    wait_for_port(port);
+    p
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Direct,
+    WeirOne,
+    WeirMulti,
+    Nginx,
+    Haproxy,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Direct => "direct (no proxy)",
+            Kind::WeirOne => "weir (1 worker)",
+            Kind::WeirMulti => "weir (default runtime)",
+            Kind::Nginx => "nginx (1 worker)",
+            Kind::Haproxy => "HAProxy (1 thread)",
+        }
+    }
+}
+
+struct Setup {
+    dir: PathBuf,
+    stable: u16,
+    canary: u16,
+    weir: PathBuf,
+}
+
+/// Starts the proxy of `kind` on CPU 0; returns it (None for direct) and the port to load.
+fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
+    let port = free_port();
+    let d = s.dir.display();
+    let proc = match kind {
+        Kind::Direct => return (None, s.stable),
+        Kind::WeirOne | Kind::WeirMulti => {
+            let conf = s.dir.join("weir.yaml");
+            std::fs::write(&conf, weir_config(port, s.stable, s.canary, 20))
+                .expect("write weir config");
+            let weir = s.weir.display().to_string();
+            let conf = conf.display().to_string();
+            if kind == Kind::WeirOne {
+                Proc::pinned("0", &weir, &["--workers", "1", "run", "--config", &conf])
+            } else {
+                Proc::pinned("0", &weir, &["run", "--config", &conf])
+            }
+        }
+        Kind::Nginx => {
+            let conf = s.dir.join("nginx-proxy.conf");
+            std::fs::write(
+                &conf,
+                format!(
+                    "worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid {d}/proxy.pid;\n\
+                     events {{ worker_connections 8192; }}\n\
+                     http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 300s;\n\
+                     client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
+                     upstream app {{ server 127.0.0.1:{st} weight=4; server 127.0.0.1:{ca} weight=1; keepalive 256; keepalive_requests 100000000; }}\n\
+                     server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection \"\"; }} }} }}\n",
+                    st = s.stable,
+                    ca = s.canary
+                ),
+            )
+            .expect("write nginx proxy config");
+            Proc::pinned(
+                "0",
+                "nginx",
+                &["-p", &d.to_string(), "-c", &conf.display().to_string()],
+            )
+        }
+        Kind::Haproxy => {
+            let conf = s.dir.join("haproxy.cfg");
+            std::fs::write(
+                &conf,
+                format!(
+                    "global\n  nbthread 1\n  maxconn 20000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  option http-keep-alive\n  http-reuse always\n\
+                     frontend f\n  bind 127.0.0.1:{port}\n  default_backend b\n\
+                     backend b\n  balance roundrobin\n  server stable 127.0.0.1:{} weight 80\n  server canary 127.0.0.1:{} weight 20\n",
+                    s.stable, s.canary
+                ),
+            )
+            .expect("write haproxy config");
+            Proc::pinned("0", "haproxy", &["-db", "-f", &conf.display().to_string()])
+        }
+    };
+    wait_for_port(port);
+    (Some(proc), port)
+}
+
+fn weir_config(port: u16, stable: u16, canary: u16, weight: u32) -> String {
+    format!(
+        "listeners: [{{address: \"127.0.0.1:{port}\"}}]\nadmin: {{address: \"127.0.0.1:{}\"}}\nlimits: {{max_connections: 20000}}\n\
+         routes:\n- name: web\n  stable: {{addresses: [\"127.0.0.1:{stable}\"]}}\n  canary: {{addresses: [\"127.0.0.1:{canary}\"]}}\n  canary_weight: {weight}\n",
+        free_port()
+    )
+}
+
+/// wrk at fixed connections for `secs`: requests per second.
+fn wrk(port: u16, conns: u32, secs: u64) -> f64 {
+    let out = Command::new("taskset")
+        .args([
+            "-c",
+            "1",
+            "wrk",
+            "-t1",
+            &format!("-c{conns}"),
+            &format!("-d{secs}s"),
+            &format!("http://127.0.0.1:{port}/"),
+        ])
+        .output()
+        .expect("run wrk");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find(|l| l.starts_with("Requests/sec:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
+}
+
+/// Open-loop load at `rate` req/s over `conns` connections for `secs`; latency measured from
+/// each request's scheduled send time (no coordinated omission). Returns sorted microseconds
+/// and the number of failed requests.
+async fn fixed_rate(port: u16, rate: u64, conns: u64, secs: u64) -> (Vec<u64>, u64) {
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let per_conn = rate / conns;
+    let period = Duration::from_nanos(1_000_000_000 / per_conn);
+    let total = per_conn * secs;
+    let start = tokio::time::Instant::now() + Duration::from_millis(100);
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(total as usize);
+            let mut failed = 0u64;
+            let Ok(tcp) = tokio::net::TcpStream::connect(addr).await else {
+                return (lat, total);
+            };
+            let _ = tcp.set_nodelay(true);
+            let Ok((mut sender, conn)) =
+                http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp)).await
+            else {
+                return (lat, total);
+            };
+            tokio::spawn(conn);
+            // Spread the connections' schedules over one period.
+            let offset = period * c as u32 / conns as u32;
+            for k in 0..total {
+                let due = start + offset + period * k as u32;
+                tokio::time::sleep_until(due).await;
+                let ok = async {
+                    sender.ready().await.ok()?;
+                    let req = http::Request::get("/")
+                        .header("host", "bench")
+                        .body(Empty::new())
+                        .ok()?;
+                    let resp = sender.send_request(req).await.ok()?;
+                    let ok = resp.status().is_success();
+                    resp.into_body().collect().await.ok()?;
+                    ok.then_some(())
+                }
+                .await;
+                match ok {
+                    Some(()) => lat.push(due.elapsed().as_micros() as u64),
+                    None => failed += 1,
+                }
+            }
+            (lat, failed)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut failed = 0;
+    for t in tasks {
+        if let Ok((lat, f)) = t.await {
+            all.extend(lat);
+            failed += f;
+        }
+    }
+    all.sort_unstable();
+    (all, failed)
+}
+
+fn pct(sorted: &[u64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i] as f64 / 1000.0
+}
+
+/// 10,000 requests over 4 keep-alive connections: the canary's share, in percent.
+async fn split(port: u16) -> f64 {
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        tasks.push(tokio::spawn(async move {
+            let mut canary = 0u64;
+            let Ok(tcp) = tokio::net::TcpStream::connect(addr).await else {
+                return 0;
+            };
+            let Ok((mut sender, conn)) =
+                http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp)).await
+            else {
+                return 0;
+            };
+            tokio::spawn(conn);
+            for _ in 0..2_500 {
+                if sender.ready().await.is_err() {
+                    break;
+                }
+                let Ok(req) = http::Request::get("/")
+                    .header("host", "bench")
+                    .body(Empty::new())
+                else {
+                    break;
+                };
+                let Ok(resp) = sender.send_request(req).await else {
+                    break;
+                };
+                if resp
+                    .headers()
+                    .get("x-backend")
+                    .is_some_and(|v| v == "canary")
+                {
+                    canary += 1;
+                }
+                let _ = resp.into_body().collect().await;
+            }
+            canary
+        }));
+    }
+    let mut canary = 0;
+    for t in tasks {
+        canary += t.await.unwrap_or(0);
+    }
+    canary as f64 / 100.0
+}
+
+#[derive(Default, Clone)]
+struct Run {
+    rps: f64,
+    cpu_us_per_req: f64,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+    failed: u64,
+    rss_256: f64,
+    split: f64,
+    storm_p99: f64,
+    storm_failed: u64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.retain(|x| x.is_finite());
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return; // `cargo test --benches`: nothing to do
+    }
+    let rounds = env_or("ROUNDS", 3);
+    let secs = env_or("DURATION", 10);
+    let rate = env_or("RATE", 5000);
+    let weir =
+        PathBuf::from(std::env::var("WEIR_BIN").unwrap_or_else(|_| "target/release/weir".into()));
+    assert!(
+        weir.exists(),
+        "{} missing: run benches/load/run.sh",
+        weir.display()
+    );
+    let dir = std::env::temp_dir().join(format!("weir-load-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
+    let setup = Setup {
+        stable: free_port(),
+        canary: free_port(),
+        dir: dir.clone(),
+        weir,
+    };
+    let _stable = nginx_upstream(&dir, "stable", setup.stable);
+    let _canary = nginx_upstream(&dir, "canary", setup.canary);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let kinds = [
+        Kind::Direct,
+        Kind::WeirOne,
+        Kind::WeirMulti,
+        Kind::Nginx,
+        Kind::Haproxy,
+    ];
+    let mut results: Vec<Vec<Run>> = vec![Vec::new(); kinds.len()];
+
+    for round in 0..rounds {
+        for (i, &kind) in kinds.iter().enumerate() {
+            eprintln!("round {}/{rounds}: {}", round + 1, kind.name());
+            let mut run = Run::default();
+            // Throughput and CPU per request (fresh process).
+            let (proc, port) = start(kind, &setup);
+            let _ = wrk(port, 64, 1); // warm the pools
+            let cpu0 = proc.as_ref().map_or(0.0, |p| p.cpu_seconds());
+            run.rps = wrk(port, 64, secs);
+            let cpu = proc.as_ref().map_or(0.0, |p| p.cpu_seconds()) - cpu0;
+            run.cpu_us_per_req = if proc.is_some() && run.rps > 0.0 {
+                cpu * 1e6 / (run.rps * secs as f64)
+            } else {
+                f64::NAN
+            };
+            // Latency at a fixed rate below saturation.
+            let (lat, failed) = rt.block_on(fixed_rate(port, rate, 50, secs));
+            (run.p50, run.p99, run.p999, run.failed) =
+                (pct(&lat, 0.5), pct(&lat, 0.99), pct(&lat, 0.999), failed);
+            // Split accuracy.
+            run.split = rt.block_on(split(port));
+            drop(proc);
+            // Peak RSS with 256 connections (fresh process, so the peak is this load's).
+            let (proc, port) = start(kind, &setup);
+            let _ = wrk(port, 256, 5.min(secs));
+            run.rss_256 = proc.as_ref().map_or(f64::NAN, |p| p.peak_rss_mib());
+            drop(proc);
+            // Swap storm (weir, one worker): the fixed-rate run while the table is swapped
+            // 100 times a second (SIGHUP reloads, weights alternating 20/21 %).
+            if kind == Kind::WeirOne {
+                let (proc, port) = start(kind, &setup);
+                let pid = proc.as_ref().map_or(0, |p| p.pid());
+                let stop = Arc::new(AtomicBool::new(false));
+                let storm = {
+                    let (stop, conf, (st, ca)) = (
+                        stop.clone(),
+                        dir.join("weir.yaml"),
+                        (setup.stable, setup.canary),
+                    );
+                    let text = std::fs::read_to_string(&conf).unwrap_or_default();
+                    std::thread::spawn(move || {
+                        let mut n = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            let w = if n % 2 == 0 {
+                                "canary_weight: 21"
+                            } else {
+                                "canary_weight: 20"
+                            };
+                            let _ = std::fs::write(&conf, text.replace("canary_weight: 20", w));
+                            let _ = Command::new("kill")
+                                .args(["-HUP", &pid.to_string()])
+                                .status();
+                            n += 1;
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        let _ = (st, ca);
+                        n
+                    })
+                };
+                let (lat, failed) = rt.block_on(fixed_rate(port, rate, 50, secs));
+                stop.store(true, Ordering::Relaxed);
+                let swaps = storm.join().unwrap_or(0);
+                eprintln!("  swap storm: {swaps} reload signals in {secs} s");
+                run.storm_p99 = pct(&lat, 0.99);
+                run.storm_failed = failed;
+            }
+            results[i].push(run);
+        }
+    }
+
+    let med = |i: usize, f: fn(&Run) -> f64| median(results[i].iter().map(f).collect());
+    let (nginx, haproxy, direct) = (3, 4, 0);
+    println!("\n{} rounds, {secs} s each; wrk -t1 -c64; fixed rate {rate} req/s over 50 connections; medians.\n", rounds);
+    println!("| proxy | req/s | vs nginx | vs HAProxy | vs direct | CPU µs/req | p50 ms | p99 ms | p99.9 ms | failed | peak RSS @256 conns MiB | canary share % (20) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (i, kind) in kinds.iter().enumerate() {
+        let rps = med(i, |r| r.rps);
+        println!(
+            "| {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.1} | {:.3} | {:.3} | {:.3} | {} | {:.1} | {:.2} |",
+            kind.name(),
+            rps,
+            rps / med(nginx, |r| r.rps),
+            rps / med(haproxy, |r| r.rps),
+            rps / med(direct, |r| r.rps),
+            med(i, |r| r.cpu_us_per_req),
+            med(i, |r| r.p50),
+            med(i, |r| r.p99),
+            med(i, |r| r.p999),
+            results[i].iter().map(|r| r.failed).sum::<u64>(),
+            med(i, |r| r.rss_256),
+            med(i, |r| r.split),
+        );
+    }
+    let p99 = med(1, |r| r.p99);
+    let storm = med(1, |r| r.storm_p99);
+    println!(
+        "\nSwap storm (weir, 1 worker, 100 table swaps/s via SIGHUP reloads): p99 {storm:.3} ms vs {p99:.3} ms without ({:+.1} %), failed requests: {}",
+        (storm / p99 - 1.0) * 100.0,
+        results[1].iter().map(|r| r.storm_failed).sum::<u64>()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

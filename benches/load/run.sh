@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The side-by-side load benchmark: weir vs nginx vs HAProxy (and straight to the upstream), one
+# command. Installs Debian's nginx, haproxy and wrk when missing, builds weir in release, and runs
+# benches/load.rs pinned to CPU 1 (proxies are pinned to CPU 0 by the harness).
+#   ROUNDS=3 DURATION=10 RATE=5000 benches/load/run.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+missing=()
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cargo build --release --locked --bin weir
+cargo bench --locked --bench load --no-run
+export WEIR_BIN="$PWD/target/release/weir"
+# The harness (load generator, wrk, upstreams) on CPU 1; it starts each proxy on CPU 0.
+exec taskset -c 1 cargo bench --locked --bench load -- --bench

@@ -1,0 +1,149 @@
+//! What the Kubernetes source needs to know. A plain struct: the YAML config and the binary fill
+//! it in; nothing here reads files.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use weir_proxy::table::spec::TableSpec;
+
+/// Configuration of the Kubernetes source.
+#[derive(Clone, Debug)]
+pub struct KubeSourceConfig {
+    /// The one namespace watched (Rollouts or TrafficSplits, and EndpointSlices). weir needs
+    /// get/list/watch on these resources there, nothing more.
+    pub namespace: String,
+    /// Where the weights come from.
+    pub weights: WeightSource,
+    /// The weir route Argo's weights drive (a route of `base`).
+    pub route: String,
+    /// The table from the file config (routes, backend settings, timeouts, header routes, ...).
+    /// Every other route is applied unchanged; the driven route keeps its match rules and backend
+    /// settings, and gets its stable/canary addresses from EndpointSlices and its canary weight
+    /// from the Rollout or TrafficSplit. A backend whose Service is unknown keeps its addresses
+    /// from here.
+    pub base: TableSpec,
+    /// The stable Service when the Rollout does not name one (e.g. a basic canary without
+    /// `stableService`); required for a TrafficSplit source. A Rollout's own
+    /// `stableService`/`activeService` wins.
+    pub stable_service: Option<String>,
+    /// The canary Service when the Rollout does not name one; for a TrafficSplit, default: the
+    /// one backend that is not the stable Service.
+    pub canary_service: Option<String>,
+    /// Which port of a Service's EndpointSlices to use, per Service name.
+    pub ports: BTreeMap<String, PortRef>,
+    /// The port for Services not in `ports`. None: a slice with exactly one TCP port uses it.
+    pub default_port: Option<PortRef>,
+    /// Changes arriving within this window are applied together (default 50 ms).
+    pub debounce: Duration,
+    /// First delay before re-listing after a watch error; doubled up to `retry_max` (defaults
+    /// 500 ms and 30 s), reset after a successful list.
+    pub retry_initial: Duration,
+    pub retry_max: Duration,
+}
+
+impl KubeSourceConfig {
+    /// A config with the defaults above, no Service overrides and no port choice.
+    pub fn new(
+        namespace: impl Into<String>,
+        weights: WeightSource,
+        route: impl Into<String>,
+        base: TableSpec,
+    ) -> Self {
+        KubeSourceConfig {
+            namespace: namespace.into(),
+            weights,
+            route: route.into(),
+            base,
+            stable_service: None,
+            canary_service: None,
+            ports: BTreeMap::new(),
+            default_port: None,
+            debounce: Duration::from_millis(50),
+            retry_initial: Duration::from_millis(500),
+            retry_max: Duration::from_secs(30),
+        }
+    }
+
+    /// Every problem, one line each, naming the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut errors = Vec::new();
+        if self.namespace.is_empty() {
+            errors.push("kube.namespace: must not be empty".to_string());
+        }
+        if !self.base.routes.iter().any(|r| r.name == self.route) {
+            errors.push(format!(
+                "kube.route: no route named {:?} in the config",
+                self.route
+            ));
+        }
+        match &self.weights {
+            WeightSource::Rollout { name } if name.is_empty() => {
+                errors.push("kube.rollout: must not be empty".to_string())
+            }
+            WeightSource::RolloutSelector { labels } if labels.trim().is_empty() => {
+                errors.push("kube.selector: must not be empty".to_string())
+            }
+            WeightSource::TrafficSplit { name, .. } => {
+                if name.is_empty() {
+                    errors.push("kube.traffic_split: must not be empty".to_string());
+                }
+                if self.stable_service.is_none() {
+                    errors.push(
+                        "kube.stable_service: required with a TrafficSplit source".to_string(),
+                    );
+                }
+            }
+            _ => {}
+        }
+        if self.retry_initial.is_zero() || self.retry_max < self.retry_initial {
+            errors.push("kube.retry: need 0 < retry_initial <= retry_max".to_string());
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.join("\n"))
+        }
+    }
+}
+
+/// Where Argo's decision is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WeightSource {
+    /// One Rollout by name (`fieldSelector=metadata.name=NAME`).
+    Rollout { name: String },
+    /// The Rollouts matching a label selector (`app=shop,tier!=batch`); exactly one may match at
+    /// a time: several matching is refused (the last table stays).
+    RolloutSelector { labels: String },
+    /// An SMI TrafficSplit by name, as Argo writes it for `trafficRouting.smi`.
+    TrafficSplit { name: String, version: SmiVersion },
+}
+
+/// The TrafficSplit API version served by the cluster's SMI CRD.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SmiVersion {
+    /// Weights are quantities (`500m`); Argo's default.
+    #[default]
+    V1alpha1,
+    V1alpha2,
+    V1alpha3,
+}
+
+impl SmiVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SmiVersion::V1alpha1 => "v1alpha1",
+            SmiVersion::V1alpha2 => "v1alpha2",
+            SmiVersion::V1alpha3 => "v1alpha3",
+        }
+    }
+}
+
+/// Which port of a Service's endpoints to send to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PortRef {
+    /// The EndpointSlice port with this name (the Service port's name; its number there is the
+    /// target port).
+    Name(String),
+    /// This port number on every endpoint (the pods' target port), whatever the slice lists.
+    Number(u16),
+}
