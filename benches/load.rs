@@ -458,7 +458,7 @@ fn main() {
                     std::thread::spawn(move || {
                         let mut n = 0u64;
                         while !stop.load(Ordering::Relaxed) {
-                            let w = if n % 2 == 0 {
+                            let w = if n.is_multiple_of(2) {
                                 "canary_weight: 21"
                             } else {
                                 "canary_weight: 20"

@@ -3,6 +3,7 @@
 
 mod check;
 mod demo;
+mod inject;
 mod lint;
 mod remote;
 mod rollout_api;
@@ -44,6 +45,8 @@ enum Command {
     /// Run a whole canary on a built-in default: two built-in backends, a load generator, and
     /// the analysis that aborts a regressed canary (or, with --healthy, promotes a good one).
     Demo(demo::DemoArgs),
+    /// Add the weir sidecar to the pod templates of Kubernetes YAML (file or stdin).
+    Inject(inject::InjectArgs),
     /// Check Rollout and AnalysisTemplate manifests without running them (exit 1 on problems).
     Lint {
         #[arg(required = true)]
@@ -92,6 +95,7 @@ fn main() -> ExitCode {
             Command::Check { config } => return check::check(&config),
             Command::Demo(args) => return demo::run(args).await,
             Command::Lint { files } => return Ok(lint::lint(&files)),
+            Command::Inject(args) => return inject::run(&args),
             Command::Status { remote, watch } => remote::status(&remote, watch).await,
             Command::Promote { remote, full } => {
                 let command = if full {

@@ -5,12 +5,16 @@ use std::sync::Arc;
 
 use http::{Method, StatusCode};
 use weir_control::rollout::{Command, RolloutHandle};
+use weir_control::source::kube::KubeHandle;
 use weir_proxy::admin::{AdminExtension, AdminFuture, AdminRequest, AdminResponse};
 
-pub struct RolloutApi {
-    pub rollout: RolloutHandle,
+/// The control plane's admin endpoints: the rollout API, and /ready's detail on the Kubernetes
+/// source.
+pub struct ControlApi {
+    pub rollout: Option<RolloutHandle>,
     /// Required on mutating calls when set.
     pub token: Option<String>,
+    pub kube: Option<Arc<std::sync::Mutex<Option<KubeHandle>>>>,
 }
 
 fn json(status: StatusCode, body: serde_json::Value) -> Option<AdminResponse> {
@@ -21,11 +25,28 @@ fn json(status: StatusCode, body: serde_json::Value) -> Option<AdminResponse> {
     })
 }
 
-impl AdminExtension for RolloutApi {
+impl AdminExtension for ControlApi {
+    fn ready_detail(&self) -> Option<serde_json::Value> {
+        let kube = self
+            .kube
+            .as_ref()?
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let handle = kube.as_ref()?;
+        Some(serde_json::json!({
+            "kube": {
+                "synced": handle.staleness().is_some(),
+                "staleness_seconds": handle.staleness().map(|d| d.as_secs_f64()),
+                "problem": handle.problem(),
+            }
+        }))
+    }
+
     fn handle(&self, req: AdminRequest) -> AdminFuture {
         let rollout = self.rollout.clone();
         let token = self.token.clone();
         Box::pin(async move {
+            let rollout = rollout?;
             let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
             let command = match (&req.method, path) {
                 (&Method::GET, "/rollout") => return json(StatusCode::OK, rollout.status()),
@@ -91,6 +112,14 @@ pub fn token_for(
     }
 }
 
-pub fn extension(rollout: RolloutHandle, token: Option<String>) -> Arc<dyn AdminExtension> {
-    Arc::new(RolloutApi { rollout, token })
+pub fn extension(
+    rollout: Option<RolloutHandle>,
+    token: Option<String>,
+    kube: Option<Arc<std::sync::Mutex<Option<KubeHandle>>>>,
+) -> Arc<dyn AdminExtension> {
+    Arc::new(ControlApi {
+        rollout,
+        token,
+        kube,
+    })
 }

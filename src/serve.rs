@@ -14,6 +14,7 @@ use weir_control::config::{Config, ConfigErrors, RolloutConfig};
 use weir_control::rollout::setup::prepare;
 use weir_control::rollout::RolloutHandle;
 use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
+use weir_control::source::kube::KubeHandle;
 use weir_proxy::listen::spec::ListenerSpec;
 use weir_proxy::listen::{bind, serve, server_config, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
@@ -69,6 +70,8 @@ pub struct Running {
     /// Present when the config has a `rollout:` section.
     pub rollout: Option<RolloutHandle>,
     rollout_config: Option<RolloutConfig>,
+    /// The Kubernetes source, replaced on every reload.
+    kube: Option<Arc<std::sync::Mutex<Option<KubeHandle>>>>,
     pub listeners: Vec<SocketAddr>,
     pub admin: SocketAddr,
     listener_specs: Vec<ListenerSpec>,
@@ -104,12 +107,28 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     };
     plane.metrics.config_reload(true);
     tokio::spawn(plane.clone().housekeeping());
+    // In a cluster: Argo decides the weights, the EndpointSlices the addresses.
+    let kube = match &config.kube {
+        None => None,
+        Some(cfg) => {
+            let handle = weir_control::source::kube::start(cfg.clone(), plane.clone())
+                .await
+                .map_err(|e| anyhow!("{source}: kube: {e}"))?;
+            Some(Arc::new(std::sync::Mutex::new(Some(handle))))
+        }
+    };
     let extension = match (&rollout, &config.rollout) {
         (Some(handle), Some(rc)) => {
             let token = token_for(config.admin.address, rc.token_file.as_deref())?;
-            Some(crate::rollout_api::extension(handle.clone(), token))
+            Some(crate::rollout_api::extension(
+                Some(handle.clone()),
+                token,
+                None,
+            ))
         }
-        _ => None,
+        _ => kube
+            .as_ref()
+            .map(|k| crate::rollout_api::extension(None, None, Some(k.clone()))),
     };
 
     let (stop, shutdown) = Shutdown::new();
@@ -157,6 +176,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         plane,
         rollout,
         rollout_config: config.rollout,
+        kube,
         listeners: bound,
         admin,
         listener_specs: config.listeners,
@@ -193,10 +213,27 @@ impl Running {
             }
         }
         let source = config.source_file.display();
-        let generation = match &self.rollout {
+        // Checked first, so a table the data plane refuses changes nothing.
+        self.plane
+            .validate(&config.table)
+            .map_err(|errors| format!("{source}: {errors}"))?;
+        let generation = match (&self.rollout, &self.kube, &config.kube) {
             // Through the rollout, so a reload keeps the rollout's weight on its route.
-            Some(rollout) => rollout.applier.set_base(config.table.clone()),
-            None => self.plane.apply(&config.table),
+            (Some(rollout), _, _) => rollout.applier.set_base(config.table.clone()),
+            // The Kubernetes source owns the table: restart it on the new base; it swaps the
+            // table in once its watches have listed, and the old table serves meanwhile.
+            (None, Some(kube), Some(cfg)) => {
+                let mut slot = kube.lock().unwrap_or_else(|p| p.into_inner());
+                let fresh = match slot.as_ref() {
+                    Some(old) => old
+                        .restart(cfg.clone())
+                        .map_err(|e| format!("{source}: kube: {e}"))?,
+                    None => return Err(format!("{source}: kube: the source is not running")),
+                };
+                *slot = Some(fresh);
+                Ok(self.plane.table.load().generation())
+            }
+            _ => self.plane.apply(&config.table),
         }
         .map_err(|errors| format!("{source}: {errors}"))?;
         if config.rollout != self.rollout_config {

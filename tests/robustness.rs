@@ -387,3 +387,38 @@ fn the_example_config_in_deploy_passes_weir_check() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+fn weir_check(config: &std::path::Path) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["check", "--config"])
+        .arg(config)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn every_weir_config_in_deploy_passes_weir_check() {
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy");
+    for config in ["sidecar/weir.yaml", "rollout/weir-standalone.yaml"] {
+        let out = weir_check(&deploy.join(config));
+        assert!(
+            out.status.success(),
+            "{config}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The edge config reads its certificate from the mounted Secret: give it one.
+    let dir = common::temp_dir("edge");
+    std::fs::copy(deploy.join("edge/weir.yaml"), dir.join("weir.yaml")).unwrap();
+    std::fs::create_dir_all(dir.join("tls")).unwrap();
+    let pki = common::tls::TestPki::new();
+    std::fs::write(dir.join("tls/tls.crt"), &pki.cert_pem).unwrap();
+    std::fs::write(dir.join("tls/tls.key"), &pki.key_pem).unwrap();
+    let out = weir_check(&dir.join("weir.yaml"));
+    assert!(
+        out.status.success(),
+        "edge: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

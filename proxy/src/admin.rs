@@ -40,6 +40,12 @@ pub type AdminFuture =
 /// Extra admin endpoints (the rollout API lives in the control plane). None = 404.
 pub trait AdminExtension: Send + Sync + 'static {
     fn handle(&self, request: AdminRequest) -> AdminFuture;
+
+    /// Extra facts for `/ready` (e.g. how stale a Kubernetes source is). They never make weir
+    /// unready: a good table keeps serving whatever its source is doing.
+    fn ready_detail(&self) -> Option<serde_json::Value> {
+        None
+    }
 }
 
 pub async fn serve_admin(
@@ -97,8 +103,12 @@ async fn route(
         (&Method::GET, "/live") => reply(StatusCode::OK, "text/plain", "live\n".into()),
         (&Method::GET, "/ready") => {
             let table = plane.table.load();
+            let detail = extension.and_then(|e| e.ready_detail());
             if table.generation() > 0 {
-                let body = json!({"ready": true, "generation": table.generation()});
+                let mut body = json!({"ready": true, "generation": table.generation()});
+                if let Some(detail) = detail {
+                    body["detail"] = detail;
+                }
                 reply(StatusCode::OK, "application/json", body.to_string())
             } else {
                 let body = json!({"ready": false, "reason": "no routing table loaded yet"});

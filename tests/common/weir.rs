@@ -32,8 +32,19 @@ impl Weir {
     }
 
     pub fn start_with(dir: PathBuf, config: PathBuf, extra_args: &[&str]) -> Weir {
+        Self::start_env(dir, config, extra_args, &[])
+    }
+
+    /// As `start_with`, with extra environment variables (e.g. KUBECONFIG).
+    pub fn start_env(
+        dir: PathBuf,
+        config: PathBuf,
+        extra_args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Weir {
         let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
             .args(extra_args)
+            .envs(env.iter().copied())
             .arg("run")
             .arg("--config")
             .arg(&config)

@@ -31,6 +31,8 @@ pub struct Config {
     /// The file it was loaded from; relative paths inside were resolved against its directory.
     pub source_file: PathBuf,
     pub rollout: Option<RolloutConfig>,
+    /// The Kubernetes source, its `base` being this config's table.
+    pub kube: Option<crate::source::kube::KubeSourceConfig>,
 }
 
 /// The `rollout:` section, paths resolved. The manifests themselves are read by `argo`.

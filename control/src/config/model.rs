@@ -26,6 +26,47 @@ pub struct RawConfig {
     /// A standalone rollout, from Argo manifests.
     #[serde(default)]
     pub rollout: Option<RawRollout>,
+    /// Follow the weights Argo Rollouts decides in a Kubernetes cluster.
+    #[serde(default)]
+    pub kube: Option<RawKube>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a kube source: {namespace, rollout, route}"
+)]
+pub struct RawKube {
+    pub namespace: String,
+    /// One Rollout by name.
+    pub rollout: Option<String>,
+    /// Or the one Rollout matching a label selector (`app=shop`).
+    pub rollout_selector: Option<String>,
+    /// Or an SMI TrafficSplit, as Argo writes it for `trafficRouting.smi`.
+    pub traffic_split: Option<RawTrafficSplit>,
+    /// The weir route whose weights and addresses follow the cluster.
+    pub route: String,
+    pub stable_service: Option<String>,
+    pub canary_service: Option<String>,
+    /// Which port of each Service's EndpointSlices: a port name or a number.
+    #[serde(default)]
+    pub ports: std::collections::BTreeMap<String, RawPort>,
+    pub default_port: Option<RawPort>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a TrafficSplit: {name, version}")]
+pub struct RawTrafficSplit {
+    pub name: String,
+    /// v1alpha1 (default), v1alpha2 or v1alpha3.
+    pub version: Option<String>,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged, expecting = "a port name or number")]
+pub enum RawPort {
+    Number(u16),
+    Name(String),
 }
 
 #[derive(Debug, Deserialize)]

@@ -153,6 +153,7 @@ pub fn inject_report(input: &str, opts: &InjectOptions) -> Result<Injected, Inje
                 }
                 let yaml = serde_yaml_ng::to_string(&value).map_err(|e| cx.error("", None, e))?;
                 cx.out.output.push_str(&yaml);
+                cx.out.output.push_str(trailing_blank_lines(segment.body));
                 if has_comments(segment.body) {
                     let msg = format!("document {number}: comments were dropped (re-serialized)");
                     cx.out.notes.push(msg);
@@ -242,6 +243,19 @@ fn split_documents(input: &str) -> Vec<Segment<'_>> {
     segments
 }
 
+/// The blank lines that end a document, kept when it is re-serialized.
+fn trailing_blank_lines(body: &str) -> &str {
+    let content = body.trim_end_matches(['\n', '\r', ' ', '\t']);
+    if content.is_empty() {
+        return "";
+    }
+    let rest = &body[content.len()..];
+    let rest = rest.trim_start_matches([' ', '\t']);
+    rest.strip_prefix("\r\n")
+        .or_else(|| rest.strip_prefix('\n'))
+        .unwrap_or("")
+}
+
 fn is_blank(text: &str) -> bool {
     text.lines().all(|l| {
         let l = l.trim();
@@ -280,15 +294,12 @@ impl Doc<'_, '_> {
 
     /// The changed document, or `None` to write it back as it was.
     fn document(&mut self, text: &str, segment: &Segment) -> Result<Option<Value>, InjectError> {
-        let mut docs = serde_yaml_ng::Deserializer::from_str(text);
-        let first = docs.next();
-        if docs.next().is_some() {
-            let msg = "more than one YAML document without a `---` line between them";
-            return Err(self.error(&guess_kind(text), None, msg));
+        if is_blank(text) {
+            return Ok(None);
         }
-        let Some(doc) = first else { return Ok(None) };
-        let parsed = serde::Deserialize::deserialize(doc)
-            .and_then(|mut v: Value| v.apply_merge().map(|()| v));
+        // More than one document in `text` (after a `...` line) is refused by from_str.
+        let parsed =
+            serde_yaml_ng::from_str(text).and_then(|mut v: Value| v.apply_merge().map(|()| v));
         let mut value = match parsed {
             Ok(v) => v,
             Err(e) => {
@@ -340,13 +351,13 @@ impl Doc<'_, '_> {
             return Ok(changed);
         }
 
-        let workload = match (group, kind.as_str()) {
-            ("apps" | "extensions", "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet") => {
-                true
-            }
-            ("argoproj.io", "Rollout") => true,
-            _ => false,
-        };
+        let workload = matches!(
+            (group, kind.as_str()),
+            (
+                "apps" | "extensions",
+                "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet"
+            ) | ("argoproj.io", "Rollout")
+        );
         if !workload {
             return Ok(false);
         }

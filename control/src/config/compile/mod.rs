@@ -5,6 +5,7 @@
 
 mod backend;
 mod header;
+mod kube;
 mod listener;
 mod rollout;
 mod route;
@@ -27,6 +28,14 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         .rollout
         .as_ref()
         .map(|r| rollout::rollout(r, &routes, &mut check));
+    let table = TableSpec { routes };
+    let kube = raw.kube.as_ref().map(|k| kube::kube(k, &table, &mut check));
+    if raw.kube.is_some() && raw.rollout.is_some() {
+        check.report(
+            "kube",
+            "`kube` follows Argo's weights and `rollout` decides them itself: choose one",
+        );
+    }
     if !check.problems.is_empty() {
         return Err(check.problems);
     }
@@ -34,9 +43,10 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         listeners,
         admin,
         limits,
-        table: TableSpec { routes },
+        table,
         source_file: file.to_path_buf(),
         rollout,
+        kube,
     })
 }
 

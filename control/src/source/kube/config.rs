@@ -7,7 +7,7 @@ use std::time::Duration;
 use weir_proxy::table::spec::TableSpec;
 
 /// Configuration of the Kubernetes source.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct KubeSourceConfig {
     /// The one namespace watched (Rollouts or TrafficSplits, and EndpointSlices). weir needs
     /// get/list/watch on these resources there, nothing more.

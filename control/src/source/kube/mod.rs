@@ -43,6 +43,9 @@ pub use reconcile::{reconcile, Desired, Observed};
 pub struct KubeHandle {
     shared: watch::Shared,
     tasks: Vec<tokio::task::JoinHandle<()>>,
+    client: kube::Client,
+    gauges: Gauges,
+    plane: Arc<DataPlane>,
 }
 
 impl KubeHandle {
@@ -76,6 +79,17 @@ impl KubeHandle {
 
     /// Stops the watches; the table in force stays.
     pub fn stop(self) {}
+
+    /// A source on a new config (a reload), on the same client and metrics; this one stops when
+    /// dropped. The table in force serves until the new source has listed.
+    pub fn restart(&self, cfg: KubeSourceConfig) -> Result<KubeHandle, String> {
+        launch(
+            self.client.clone(),
+            cfg,
+            self.plane.clone(),
+            self.gauges.clone(),
+        )
+    }
 }
 
 impl Drop for KubeHandle {
@@ -144,13 +158,29 @@ pub fn start_with_client(
     plane: Arc<DataPlane>,
 ) -> Result<KubeHandle, String> {
     cfg.validate()?;
-    let shared: watch::Shared = Arc::new(std::sync::Mutex::new(watch::SyncState::new()));
     let gauges = Gauges::register(&plane);
+    launch(client, cfg, plane, gauges)
+}
+
+fn launch(
+    client: kube::Client,
+    cfg: KubeSourceConfig,
+    plane: Arc<DataPlane>,
+    gauges: Gauges,
+) -> Result<KubeHandle, String> {
+    cfg.validate()?;
+    let shared: watch::Shared = Arc::new(std::sync::Mutex::new(watch::SyncState::new()));
     gauges.update(&watch::lock(&shared));
     let (tx, rx) = mpsc::channel(256);
-    let mut tasks = watch::spawn_watches(client, &cfg, tx);
+    let mut tasks = watch::spawn_watches(client.clone(), &cfg, tx);
     let splits = matches!(cfg.weights, WeightSource::TrafficSplit { .. });
-    let reconciler = watch::Reconciler::new(cfg, plane, shared.clone(), splits);
-    tasks.push(tokio::spawn(reconciler.run(rx, gauges)));
-    Ok(KubeHandle { shared, tasks })
+    let reconciler = watch::Reconciler::new(cfg, plane.clone(), shared.clone(), splits);
+    tasks.push(tokio::spawn(reconciler.run(rx, gauges.clone())));
+    Ok(KubeHandle {
+        shared,
+        tasks,
+        client,
+        gauges,
+        plane,
+    })
 }

@@ -1,0 +1,85 @@
+//! The `kube:` section: which Kubernetes objects weir follows, and which route they drive.
+
+use weir_proxy::table::spec::TableSpec;
+
+use crate::config::check::Checker;
+use crate::config::model::{RawKube, RawPort};
+use crate::source::kube::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
+
+pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSourceConfig {
+    let sources = [
+        raw.rollout.is_some(),
+        raw.rollout_selector.is_some(),
+        raw.traffic_split.is_some(),
+    ];
+    let weights = match (&raw.rollout, &raw.rollout_selector, &raw.traffic_split) {
+        _ if sources.iter().filter(|s| **s).count() != 1 => {
+            check.report(
+                "kube",
+                "name exactly one of `rollout`, `rollout_selector`, `traffic_split`",
+            );
+            WeightSource::Rollout {
+                name: String::new(),
+            }
+        }
+        (Some(name), _, _) => WeightSource::Rollout { name: name.clone() },
+        (_, Some(labels), _) => WeightSource::RolloutSelector {
+            labels: labels.clone(),
+        },
+        (_, _, Some(split)) => {
+            let version = match split.version.as_deref() {
+                None | Some("v1alpha1") => SmiVersion::V1alpha1,
+                Some("v1alpha2") => SmiVersion::V1alpha2,
+                Some("v1alpha3") => SmiVersion::V1alpha3,
+                Some(other) => {
+                    check.report(
+                        "kube.traffic_split.version",
+                        format!("{other:?}: use v1alpha1, v1alpha2 or v1alpha3"),
+                    );
+                    SmiVersion::V1alpha1
+                }
+            };
+            if raw.stable_service.is_none() {
+                check.report(
+                    "kube.stable_service",
+                    "a TrafficSplit source needs the stable Service's name",
+                );
+            }
+            WeightSource::TrafficSplit {
+                name: split.name.clone(),
+                version,
+            }
+        }
+        _ => WeightSource::Rollout {
+            name: String::new(),
+        },
+    };
+    if raw.namespace.is_empty() {
+        check.report("kube.namespace", "must not be empty");
+    }
+    if !table.routes.iter().any(|r| r.name == raw.route) {
+        check.report("kube.route", format!("no route is named {:?}", raw.route));
+    }
+    let port = |p: &RawPort| match p {
+        RawPort::Number(n) => PortRef::Number(*n),
+        RawPort::Name(s) => PortRef::Name(s.clone()),
+    };
+    let mut cfg = KubeSourceConfig::new(
+        raw.namespace.clone(),
+        weights,
+        raw.route.clone(),
+        table.clone(),
+    );
+    cfg.stable_service = raw.stable_service.clone();
+    cfg.canary_service = raw.canary_service.clone();
+    cfg.ports = raw
+        .ports
+        .iter()
+        .map(|(k, v)| (k.clone(), port(v)))
+        .collect();
+    cfg.default_port = raw.default_port.as_ref().map(port);
+    if let Err(e) = cfg.validate() {
+        check.report("kube", e);
+    }
+    cfg
+}
