@@ -5,7 +5,6 @@
 
 mod common;
 #[path = "../control/tests/common/fake_kube.rs"]
-#[allow(dead_code)]
 mod fake_kube;
 
 use std::collections::HashMap;
