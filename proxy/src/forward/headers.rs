@@ -15,6 +15,19 @@ static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host"
 /// Removes hop-by-hop fields. With `keep_upgrade` (a real upgrade in progress) the `Upgrade`
 /// field and a `Connection: upgrade` stay. Returns whether the peer sent `TE: trailers`.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
+    // Most messages carry none: one pass over the names (cheap comparisons for standard ones)
+    // instead of six hashed removals.
+    let any = headers.keys().any(|n| {
+        n == CONNECTION
+            || n == TE
+            || n == TRANSFER_ENCODING
+            || n == UPGRADE
+            || n == KEEP_ALIVE
+            || n == PROXY_CONNECTION
+    });
+    if !any {
+        return false;
+    }
     let mut wants_trailers = false;
     if let Some(te) = headers.get(TE) {
         wants_trailers = te
