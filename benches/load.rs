@@ -194,7 +194,7 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
             std::fs::write(
                 &conf,
                 format!(
-                    "global\n  nbthread 1\n  maxconn 20000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  option http-keep-alive\n  http-reuse always\n\
+                    "global\n  nbthread 1\n  maxconn 8000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  option http-keep-alive\n  http-reuse always\n\
                      frontend f\n  bind 127.0.0.1:{port}\n  default_backend b\n\
                      backend b\n  balance roundrobin\n  server stable 127.0.0.1:{} weight 80\n  server canary 127.0.0.1:{} weight 20\n",
                     s.stable, s.canary
@@ -457,6 +457,7 @@ fn main() {
                     let text = std::fs::read_to_string(&conf).unwrap_or_default();
                     std::thread::spawn(move || {
                         let mut n = 0u64;
+                        let begun = Instant::now();
                         while !stop.load(Ordering::Relaxed) {
                             let w = if n.is_multiple_of(2) {
                                 "canary_weight: 21"
@@ -468,7 +469,9 @@ fn main() {
                                 .args(["-HUP", &pid.to_string()])
                                 .status();
                             n += 1;
-                            std::thread::sleep(Duration::from_millis(10));
+                            // 100 a second, on a schedule (the work above takes time too).
+                            let next = begun + Duration::from_millis(10) * n as u32;
+                            std::thread::sleep(next.saturating_duration_since(Instant::now()));
                         }
                         let _ = (st, ca);
                         n
