@@ -16,7 +16,8 @@ pub fn normalize_host(authority: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-fn strip_port(authority: &str) -> &str {
+/// The host of `host[:port]` or `[v6]:port`; shared by routing and upstream TLS names.
+pub(crate) fn strip_port(authority: &str) -> &str {
     if let Some(rest) = authority.strip_prefix('[') {
         // IPv6 literal: keep the brackets' content.
         return rest.split(']').next().unwrap_or(rest);

@@ -19,6 +19,7 @@ pub use compile::Compiler;
 pub use error::{TableError, TableErrors};
 pub use handle::TableHandle;
 pub use matcher::normalize_host;
+pub(crate) use matcher::strip_port;
 pub use route::Route;
 pub use split::sticky_bucket;
 

@@ -42,7 +42,7 @@ impl Upstreams {
             let name = t
                 .server_name
                 .clone()
-                .unwrap_or_else(|| host_of(address).to_string());
+                .unwrap_or_else(|| crate::table::strip_port(address).to_string());
             (name, t.ca_file.clone())
         });
         let key = EndpointKey {
@@ -73,11 +73,4 @@ impl Upstreams {
         };
         endpoints.iter().map(|e| e.evict_idle()).sum()
     }
-}
-
-pub(crate) fn host_of(address: &str) -> &str {
-    if let Some(rest) = address.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    address.rsplit_once(':').map_or(address, |(h, _)| h)
 }
