@@ -12,51 +12,122 @@ static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
+/// Which fixed hop-by-hop fields a message carries, found in one pass over its fields.
+#[derive(Default)]
+struct HopByHop {
+    connection: bool,
+    /// A Connection token names some other field (beyond the fixed ones and `close`).
+    connection_names_fields: bool,
+    te: bool,
+    transfer_encoding: bool,
+    upgrade: bool,
+    keep_alive: bool,
+    proxy_connection: bool,
+}
+
+impl HopByHop {
+    fn scan(headers: &HeaderMap) -> Self {
+        let mut found = HopByHop::default();
+        for (name, value) in headers {
+            // Standard names compare by tag, not by bytes: cheap for every other field.
+            if name == CONNECTION {
+                found.connection = true;
+                found.connection_names_fields |=
+                    connection_tokens(value).any(|t| !is_fixed_token(t));
+            } else if name == TE {
+                found.te = true;
+            } else if name == TRANSFER_ENCODING {
+                found.transfer_encoding = true;
+            } else if name == UPGRADE {
+                found.upgrade = true;
+            } else if name == KEEP_ALIVE {
+                found.keep_alive = true;
+            } else if name == PROXY_CONNECTION {
+                found.proxy_connection = true;
+            }
+        }
+        found
+    }
+
+    fn any(&self) -> bool {
+        self.connection
+            || self.te
+            || self.transfer_encoding
+            || self.upgrade
+            || self.keep_alive
+            || self.proxy_connection
+    }
+}
+
+fn connection_tokens(value: &HeaderValue) -> impl Iterator<Item = &[u8]> {
+    value
+        .as_bytes()
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+/// Connection tokens that name no field of their own, or one removed anyway.
+fn is_fixed_token(token: &[u8]) -> bool {
+    [
+        &b"close"[..],
+        b"keep-alive",
+        b"upgrade",
+        b"te",
+        b"transfer-encoding",
+        b"proxy-connection",
+    ]
+    .iter()
+    .any(|fixed| token.eq_ignore_ascii_case(fixed))
+}
+
 /// Removes hop-by-hop fields. With `keep_upgrade` (a real upgrade in progress) the `Upgrade`
 /// field and a `Connection: upgrade` stay. Returns whether the peer sent `TE: trailers`.
+///
+/// Every message passes through here on both legs, so the common shapes cost little: no
+/// hashed lookup for a field that is absent, and no allocation for `Connection: keep-alive`.
 pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
-    // Most messages carry none: one pass over the names (cheap comparisons for standard ones)
-    // instead of six hashed removals.
-    let any = headers.keys().any(|n| {
-        n == CONNECTION
-            || n == TE
-            || n == TRANSFER_ENCODING
-            || n == UPGRADE
-            || n == KEEP_ALIVE
-            || n == PROXY_CONNECTION
-    });
-    if !any {
+    let found = HopByHop::scan(headers);
+    if !found.any() {
         return false;
     }
     let mut wants_trailers = false;
-    if let Some(te) = headers.get(TE) {
-        wants_trailers = te
-            .as_bytes()
-            .split(|&b| b == b',')
-            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"trailers"));
+    if found.te {
+        wants_trailers = headers.get_all(TE).iter().any(|te| {
+            te.as_bytes()
+                .split(|&b| b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"trailers"))
+        });
+        headers.remove(TE);
     }
-    if headers.contains_key(CONNECTION) {
-        // Every field the Connection header names is hop-by-hop too.
+    if found.connection_names_fields {
+        // Every other field the Connection header names is hop-by-hop too.
         let named: Vec<HeaderName> = headers
             .get_all(CONNECTION)
             .iter()
-            .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-            .filter_map(|t| HeaderName::from_bytes(t.trim_ascii()).ok())
+            .flat_map(connection_tokens)
+            .filter(|t| !is_fixed_token(t))
+            .filter_map(|t| HeaderName::from_bytes(t).ok())
             .collect();
         for name in named {
-            if !(keep_upgrade && name == UPGRADE) {
-                headers.remove(&name);
-            }
+            headers.remove(&name);
         }
+    }
+    if found.connection {
         headers.remove(CONNECTION);
     }
-    headers.remove(&KEEP_ALIVE);
-    headers.remove(&PROXY_CONNECTION);
-    headers.remove(TE);
-    headers.remove(TRANSFER_ENCODING);
+    if found.keep_alive {
+        headers.remove(&KEEP_ALIVE);
+    }
+    if found.proxy_connection {
+        headers.remove(&PROXY_CONNECTION);
+    }
+    if found.transfer_encoding {
+        headers.remove(TRANSFER_ENCODING);
+    }
     if keep_upgrade {
         headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
-    } else {
+    } else if found.upgrade {
         headers.remove(UPGRADE);
     }
     wants_trailers
@@ -65,6 +136,8 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
 /// Appends the client to X-Forwarded-For, states the original proto and host, and gives an
 /// HTTP/1 upstream the Host an HTTP/2 client sent as :authority.
 pub fn add_forwarded(headers: &mut HeaderMap, client: &ClientInfo, host: Option<&HeaderValue>) {
+    // Up to four fields are added: grow the map once, not once per field.
+    headers.reserve(4);
     match headers.get(&X_FORWARDED_FOR) {
         // The common case: nothing to append to, and the peer's value is rendered already.
         None => {

@@ -29,6 +29,8 @@ const MAX_MIRRORS_IN_FLIGHT: usize = 256;
 /// A pooled connection may turn out closed; this many fresh tries before giving up.
 const STALE_RETRIES: usize = 2;
 
+static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
+
 /// Who is on the other end of a client connection; built once per connection.
 #[derive(Clone, Debug)]
 pub struct ClientInfo {
@@ -99,10 +101,14 @@ impl Proxy {
 
         // Connect, send, respond — within the route's deadline.
         let started = Instant::now();
-        let exchange = forward(route, role, req, wants_trailers, upgrade);
         let mut resp = match route.timeout {
-            None => exchange.await,
-            Some(limit) => match tokio::time::timeout(limit, exchange).await {
+            None => forward(route, role, req, wants_trailers, upgrade).await,
+            Some(limit) => match tokio::time::timeout(
+                limit,
+                forward(route, role, req, wants_trailers, upgrade),
+            )
+            .await
+            {
                 Ok(resp) => resp,
                 Err(_) => {
                     let outcome = Outcome::error(UpstreamError::Timeout, started.elapsed());
@@ -279,21 +285,19 @@ fn respond(
         .headers
         .get(CONTENT_TYPE)
         .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
-    let pending = match parts.headers.get("grpc-status") {
+    let pending = if !grpc {
+        backend.stats.record(&outcome);
+        None
+    } else if let Some(code) = parts.headers.get(&GRPC_STATUS) {
         // Trailers-only gRPC answer: the status is already here.
-        Some(code) if grpc => {
-            outcome.grpc_fault = grpc_status_is_fault(code.as_bytes());
-            backend.stats.record(&outcome);
-            None
-        }
-        None if grpc => Some(PendingGrpc {
+        outcome.grpc_fault = grpc_status_is_fault(code.as_bytes());
+        backend.stats.record(&outcome);
+        None
+    } else {
+        Some(PendingGrpc {
             stats: backend.stats.clone(),
             outcome,
-        }),
-        _ => {
-            backend.stats.record(&outcome);
-            None
-        }
+        })
     };
     let body = UpstreamBody::new(incoming, release, pending);
     Response::from_parts(parts, ResponseBody::Upstream(body))

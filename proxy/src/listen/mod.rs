@@ -1,6 +1,7 @@
 //! Client-facing listeners: accept, optional TLS, HTTP/1.1 and HTTP/2 on the same port, limits,
 //! graceful shutdown.
 
+mod drain;
 mod server;
 pub mod spec;
 mod tls;

@@ -3,14 +3,16 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
+use super::drain::{Drain, Member};
 use super::spec::LimitsSpec;
 use super::tls::ReloadableTls;
 use crate::forward::{ClientInfo, Proxy};
@@ -40,8 +42,8 @@ pub async fn serve(
     connections: Arc<Semaphore>,
     mut shutdown: Shutdown,
 ) {
-    let builder = Arc::new(http_builder(&limits));
-    let graceful = GracefulShutdown::new();
+    let builders = Arc::new(Builders::new(&limits));
+    let drain = Drain::default();
     loop {
         // Wait for room before accepting: excess clients queue in the kernel's backlog.
         let permit = tokio::select! {
@@ -61,20 +63,32 @@ pub async fn serve(
             _ = shutdown.wait() => break,
         };
         let _ = tcp.set_nodelay(true);
-        let proxy = proxy.clone();
-        let builder = builder.clone();
-        let watcher = graceful.watcher();
+        let conn = Conn {
+            builders: builders.clone(),
+            member: drain.join(),
+            peer,
+            proxy: proxy.clone(),
+        };
         let tls = tls.clone();
         let handshake_timeout = limits.header_read_timeout;
         tokio::spawn(async move {
             let _permit = permit;
             match tls {
-                None => serve_conn(&builder, watcher, tcp, peer, false, proxy).await,
+                None => match sniff(&tcp, handshake_timeout).await {
+                    Some(protocol) => conn.serve(tcp, protocol, false).await,
+                    None => tracing::debug!(%peer, "connection closed or silent before a request"),
+                },
                 Some(tls) => {
                     let accepting = tls.acceptor().accept(tcp);
                     match tokio::time::timeout(handshake_timeout, accepting).await {
                         Ok(Ok(stream)) => {
-                            serve_conn(&builder, watcher, stream, peer, true, proxy).await
+                            // HTTP/2 over TLS is chosen by ALPN (RFC 9113 §3.2); anything else
+                            // is HTTP/1.1.
+                            let protocol = match stream.get_ref().1.alpn_protocol() {
+                                Some(b"h2") => Protocol::Http2,
+                                _ => Protocol::Http1,
+                            };
+                            conn.serve(stream, protocol, true).await
                         }
                         Ok(Err(err)) => {
                             tracing::debug!(%peer, error = %err, "TLS handshake failed")
@@ -86,7 +100,7 @@ pub async fn serve(
         });
     }
     drop(listener);
-    if tokio::time::timeout(limits.shutdown_grace, graceful.shutdown())
+    if tokio::time::timeout(limits.shutdown_grace, drain.drain())
         .await
         .is_err()
     {
@@ -94,44 +108,102 @@ pub async fn serve(
     }
 }
 
-async fn serve_conn<I>(
-    builder: &auto::Builder<TokioExecutor>,
-    watcher: hyper_util::server::graceful::Watcher,
-    io: I,
-    peer: SocketAddr,
-    tls: bool,
-    proxy: Arc<Proxy>,
-) where
-    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
-{
-    // One shared value per connection: each request costs one reference count, not two.
-    let conn_state = Arc::new((proxy, ClientInfo::new(peer.ip(), tls)));
-    let service = service_fn(move |req| {
-        let state = conn_state.clone();
-        async move { Ok::<_, std::convert::Infallible>(state.0.handle(req, &state.1).await) }
-    });
-    let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service);
-    if let Err(err) = watcher.watch(conn.into_owned()).await {
-        tracing::debug!(%peer, error = %err, "client connection ended with an error");
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+/// The cleartext HTTP/2 connection preface (RFC 9113 §3.4).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Tells HTTP/1 from prior-knowledge HTTP/2 by peeking at the first bytes, so that hyper reads
+/// the socket itself (no rewind layer on every read). `None`: closed or silent until `limit`.
+async fn sniff(tcp: &TcpStream, limit: Duration) -> Option<Protocol> {
+    let peeking = async {
+        let mut buf = [0u8; H2_PREFACE.len()];
+        loop {
+            let n = tcp.peek(&mut buf).await.ok()?;
+            if n == 0 {
+                return None;
+            }
+            if buf[..n] != H2_PREFACE[..n] {
+                return Some(Protocol::Http1);
+            }
+            if n == H2_PREFACE.len() {
+                return Some(Protocol::Http2);
+            }
+            // Part of the preface so far (rare: it is one small write): let the rest arrive.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    };
+    tokio::time::timeout(limit, peeking).await.ok().flatten()
+}
+
+/// hyper's two server builders, configured once per listener.
+struct Builders {
+    h1: http1::Builder,
+    h2: http2::Builder<TokioExecutor>,
+}
+
+impl Builders {
+    fn new(limits: &LimitsSpec) -> Self {
+        let mut h1 = http1::Builder::new();
+        h1.timer(TokioTimer::new())
+            // Also runs while a keep-alive connection waits for its next request.
+            .header_read_timeout(limits.header_read_timeout)
+            .max_buf_size(limits.max_header_bytes.max(8192))
+            .max_headers(limits.max_headers);
+        let mut h2 = http2::Builder::new(TokioExecutor::new());
+        h2.timer(TokioTimer::new())
+            .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
+            .keep_alive_interval(Some(limits.idle_timeout / 2))
+            .keep_alive_timeout(Duration::from_secs(20));
+        Builders { h1, h2 }
     }
 }
 
-fn http_builder(limits: &LimitsSpec) -> auto::Builder<TokioExecutor> {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder
-        .http1()
-        .timer(TokioTimer::new())
-        // Also runs while a keep-alive connection waits for its next request.
-        .header_read_timeout(limits.header_read_timeout)
-        .max_buf_size(limits.max_header_bytes.max(8192))
-        .max_headers(limits.max_headers);
-    builder
-        .http2()
-        .timer(TokioTimer::new())
-        .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
-        .keep_alive_interval(Some(limits.idle_timeout / 2))
-        .keep_alive_timeout(std::time::Duration::from_secs(20));
-    builder
+/// One accepted client connection, before its protocol is known.
+struct Conn {
+    builders: Arc<Builders>,
+    member: Member,
+    peer: SocketAddr,
+    proxy: Arc<Proxy>,
+}
+
+impl Conn {
+    async fn serve<I>(self, io: I, protocol: Protocol, tls: bool)
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let Conn {
+            builders,
+            member,
+            peer,
+            proxy,
+        } = self;
+        // One shared value per connection: each request costs one reference count, not two.
+        let conn_state = Arc::new((proxy, ClientInfo::new(peer.ip(), tls)));
+        let service = service_fn(move |req| {
+            let state = conn_state.clone();
+            async move { Ok::<_, std::convert::Infallible>(state.0.handle(req, &state.1).await) }
+        });
+        let io = TokioIo::new(io);
+        let ended = match protocol {
+            Protocol::Http1 => {
+                let conn = builders.h1.serve_connection(io, service).with_upgrades();
+                member.watch(conn).await
+            }
+            Protocol::Http2 => {
+                member
+                    .watch(builders.h2.serve_connection(io, service))
+                    .await
+            }
+        };
+        if let Err(err) = ended {
+            tracing::debug!(%peer, error = %err, "client connection ended with an error");
+        }
+    }
 }
 
 /// Binds a listener; the error names the address.
@@ -139,4 +211,48 @@ pub async fn bind(address: SocketAddr) -> Result<TcpListener, String> {
     TcpListener::bind(address)
         .await
         .map_err(|e| format!("cannot listen on {address}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    async fn sniffed(first: &[&[u8]]) -> Option<Protocol> {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let parts: Vec<Vec<u8>> = first.iter().map(|p| p.to_vec()).collect();
+        let client = tokio::spawn(async move {
+            let mut tcp = TcpStream::connect(addr).await.expect("connect");
+            for part in parts {
+                tcp.write_all(&part).await.expect("write");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        });
+        let (tcp, _) = listener.accept().await.expect("accept");
+        let protocol = sniff(&tcp, Duration::from_millis(150)).await;
+        client.abort();
+        protocol
+    }
+
+    #[tokio::test]
+    async fn sniff_tells_http1_from_the_h2_preface() {
+        assert_eq!(
+            sniffed(&[b"GET / HTTP/1.1\r\n"]).await,
+            Some(Protocol::Http1)
+        );
+        assert_eq!(sniffed(&[H2_PREFACE]).await, Some(Protocol::Http2));
+        // The preface in two writes, and a method that merely starts like it.
+        assert_eq!(
+            sniffed(&[&H2_PREFACE[..5], &H2_PREFACE[5..]]).await,
+            Some(Protocol::Http2)
+        );
+        assert_eq!(
+            sniffed(&[b"PRIX / HTTP/1.1\r\n"]).await,
+            Some(Protocol::Http1)
+        );
+        // Silent past the limit.
+        assert_eq!(sniffed(&[]).await, None);
+    }
 }

@@ -167,7 +167,14 @@ impl Endpoint {
         } else {
             self.key.protocol
         };
-        let opening = connect::open(&self.key.address, protocol, self.tls.as_ref(), upgrades);
+        // Boxed: a TLS handshake's state is kilobytes, and inline it would be part of (and be
+        // copied with) every request's future, though most requests take a pooled connection.
+        let opening = Box::pin(connect::open(
+            &self.key.address,
+            protocol,
+            self.tls.as_ref(),
+            upgrades,
+        ));
         match tokio::time::timeout(self.key.connect_timeout, opening).await {
             Ok(result) => result,
             Err(_) => Err(UpstreamError::Timeout),
