@@ -177,7 +177,8 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
                      http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 300s;\n\
                      client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
                      upstream app {{ server 127.0.0.1:{st} weight=4; server 127.0.0.1:{ca} weight=1; keepalive 256; keepalive_requests 100000000; }}\n\
-                     server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection \"\"; }} }} }}\n",
+                     server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection \"\";\n\
+                     proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $http_host; }} }} }}\n",
                     st = s.stable,
                     ca = s.canary
                 ),
@@ -195,7 +196,7 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
                 &conf,
                 format!(
                     "global\n  nbthread 1\n  maxconn 8000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  option http-keep-alive\n  http-reuse always\n\
-                     frontend f\n  bind 127.0.0.1:{port}\n  default_backend b\n\
+                     frontend f\n  bind 127.0.0.1:{port}\n  option forwardfor\n  http-request set-header X-Forwarded-Proto http\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  default_backend b\n\
                      backend b\n  balance roundrobin\n  server stable 127.0.0.1:{} weight 80\n  server canary 127.0.0.1:{} weight 20\n",
                     s.stable, s.canary
                 ),

@@ -296,6 +296,34 @@ async fn a_slow_upstream_gets_504_after_the_response_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_response_timeout_holds_on_a_pooled_connection_too() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let yaml = config(&up.addr.to_string(), &up.addr.to_string(), "", "").replace(
+        "routes:",
+        "upstream_defaults: {response_timeout: 300ms}\nroutes:",
+    );
+    let weir = Weir::start(&yaml);
+    let mut c = H1::connect(weir.addr).await;
+    // Fast exchanges leave one pooled upstream connection (its deadline set and cleared each
+    // time); the slow one after them must still be cut off at 300 ms.
+    for _ in 0..3 {
+        assert_eq!(c.get("/", &[]).await.status, 200);
+    }
+    assert_eq!(up.conns.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let started = Instant::now();
+    let r = c.get("/", &[("x-delay-ms", "3000")]).await;
+    let took = started.elapsed();
+    assert_eq!(r.status, 504, "{}", r.text());
+    assert!(
+        took >= Duration::from_millis(250) && took < Duration::from_secs(2),
+        "answered after {took:?}"
+    );
+    // The timed-out connection is not reused; the next request gets a fresh one.
+    assert_eq!(c.get("/", &[]).await.status, 200);
+    assert_eq!(up.conns.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_in_flight_requests_finish_then_exits() {
     let slow = backend::start(
         "stable",

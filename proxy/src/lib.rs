@@ -3,6 +3,7 @@
 //! swapped whole) and reads it through the live windows.
 
 pub mod admin;
+mod deadline;
 pub mod forward;
 pub mod listen;
 pub mod plane;

@@ -111,6 +111,14 @@ async fn answer(
     if !b.delay.is_zero() {
         tokio::time::sleep(b.delay).await;
     }
+    // A per-request delay, for timeouts on one exchange of a pooled connection.
+    if let Some(ms) = req
+        .headers()
+        .get("x-delay-ms")
+        .and_then(|v| v.to_str().ok()?.parse::<u64>().ok())
+    {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
     if req.headers().get("upgrade").is_some_and(|v| v == "echo") {
         let on_upgrade = hyper::upgrade::on(&mut req);
         tokio::spawn(async move {

@@ -54,8 +54,7 @@ pub(super) fn start(
             }
         };
         let copy = shape_for_upstream(copy, &endpoint, false);
-        let sent = tokio::time::timeout(endpoint.response_timeout(), lease.send(copy)).await;
-        if let Ok(Ok((resp, release))) = sent {
+        if let Ok((resp, release)) = lease.send(copy, std::time::Instant::now()).await {
             let mut body = resp.into_body();
             while let Some(frame) = body.frame().await {
                 if frame.is_err() {

@@ -184,10 +184,10 @@ async fn forward(
     let mut req = req;
     for attempt in 0..=STALE_RETRIES {
         let target = shape_for_upstream(req, &endpoint, wants_trailers);
-        let sent = tokio::time::timeout(endpoint.response_timeout(), lease.send(target)).await;
+        let sent = lease.send(target, started).await;
         let err = match sent {
-            Ok(Ok((resp, release))) => return respond(resp, release, backend, started),
-            Ok(Err((SendError::NotSent(back), _release))) if attempt < STALE_RETRIES => {
+            Ok((resp, release)) => return respond(resp, release, backend, started),
+            Err((SendError::NotSent(back), _release)) if attempt < STALE_RETRIES => {
                 // A pooled connection closed under us before the request left: try a fresh one.
                 req = *back;
                 match checkout(&endpoint, upgrade).await {
@@ -198,9 +198,8 @@ async fn forward(
                     Err(err) => err,
                 }
             }
-            Ok(Err((SendError::NotSent(_), _))) => UpstreamError::Reset,
-            Ok(Err((SendError::Failed(err), _))) => err,
-            Err(_elapsed) => UpstreamError::Timeout,
+            Err((SendError::NotSent(_), _)) => UpstreamError::Reset,
+            Err((SendError::Failed(err), _)) => err,
         };
         backend
             .stats

@@ -1,10 +1,15 @@
 //! The accept loop and one connection's service.
 
+use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
-
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http::StatusCode;
+use http_body::{Body, Frame, SizeHint};
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -15,6 +20,8 @@ use tokio::sync::{watch, Semaphore};
 use super::drain::{Drain, Member};
 use super::spec::LimitsSpec;
 use super::tls::ReloadableTls;
+use crate::deadline::{Deadline, DeadlineIo};
+use crate::forward::body::{BoxError, ResponseBody};
 use crate::forward::{ClientInfo, Proxy};
 
 /// Flips once, on SIGTERM/SIGINT: listeners stop accepting and drain.
@@ -144,14 +151,16 @@ async fn sniff(tcp: &TcpStream, limit: Duration) -> Option<Protocol> {
 struct Builders {
     h1: http1::Builder,
     h2: http2::Builder<TokioExecutor>,
+    head_timeout: Duration,
 }
 
 impl Builders {
     fn new(limits: &LimitsSpec) -> Self {
         let mut h1 = http1::Builder::new();
         h1.timer(TokioTimer::new())
-            // Also runs while a keep-alive connection waits for its next request.
-            .header_read_timeout(limits.header_read_timeout)
+            // Enforced by the connection's `DeadlineIo` instead: hyper's costs a timer per
+            // request.
+            .header_read_timeout(None)
             .max_buf_size(limits.max_header_bytes.max(8192))
             .max_headers(limits.max_headers);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
@@ -159,7 +168,11 @@ impl Builders {
             .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
             .keep_alive_interval(Some(limits.idle_timeout / 2))
             .keep_alive_timeout(Duration::from_secs(20));
-        Builders { h1, h2 }
+        Builders {
+            h1,
+            h2,
+            head_timeout: limits.header_read_timeout,
+        }
     }
 }
 
@@ -184,17 +197,35 @@ impl Conn {
         } = self;
         // One shared value per connection: each request costs one reference count, not two.
         let conn_state = Arc::new((proxy, ClientInfo::new(peer.ip(), tls)));
-        let service = service_fn(move |req| {
-            let state = conn_state.clone();
-            async move { Ok::<_, std::convert::Infallible>(state.0.handle(req, &state.1).await) }
-        });
-        let io = TokioIo::new(io);
         let ended = match protocol {
             Protocol::Http1 => {
+                // The header-read timeout: from the connection's start, and from the end of each
+                // response, until the next request head is complete (keep-alive idle included).
+                let head_timeout = builders.head_timeout;
+                let deadline = Deadline::default();
+                deadline.set(std::time::Instant::now(), head_timeout);
+                let io = TokioIo::new(DeadlineIo::new(io, deadline.clone()));
+                let service = service_fn(move |req| {
+                    deadline.clear();
+                    let state = conn_state.clone();
+                    let deadline = deadline.clone();
+                    async move {
+                        let resp = state.0.handle(req, &state.1).await;
+                        // A switched protocol is a tunnel now: no more request heads.
+                        let next_head = (resp.status() != StatusCode::SWITCHING_PROTOCOLS)
+                            .then_some((deadline, head_timeout));
+                        Ok::<_, Infallible>(resp.map(|body| Served { body, next_head }))
+                    }
+                });
                 let conn = builders.h1.serve_connection(io, service).with_upgrades();
                 member.watch(conn).await
             }
             Protocol::Http2 => {
+                let service = service_fn(move |req| {
+                    let state = conn_state.clone();
+                    async move { Ok::<_, Infallible>(state.0.handle(req, &state.1).await) }
+                });
+                let io = TokioIo::new(io);
                 member
                     .watch(builders.h2.serve_connection(io, service))
                     .await
@@ -202,6 +233,42 @@ impl Conn {
         };
         if let Err(err) = ended {
             tracing::debug!(%peer, error = %err, "client connection ended with an error");
+        }
+    }
+}
+
+/// A response body as hyper sees it on an HTTP/1 connection. hyper drops it when the response
+/// has been written (or the connection failed): from then on the connection waits for its next
+/// request head, and the header-read deadline runs.
+struct Served {
+    body: ResponseBody,
+    next_head: Option<(Deadline, Duration)>,
+}
+
+impl Body for Served {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some((deadline, limit)) = &self.next_head {
+            deadline.set(std::time::Instant::now(), *limit);
         }
     }
 }

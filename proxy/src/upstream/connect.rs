@@ -10,7 +10,8 @@ use rustls_pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-use super::endpoint::Sender;
+use super::endpoint::{H1Conn, Sender};
+use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::RequestBody;
 use crate::stats::UpstreamError;
 use crate::table::spec::UpstreamProtocol;
@@ -71,9 +72,10 @@ async fn handshake<I>(
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let io = TokioIo::new(io);
     match protocol {
         UpstreamProtocol::Http1 => {
+            let deadline = Deadline::default();
+            let io = TokioIo::new(DeadlineIo::new(io, deadline.clone()));
             let (sender, conn) = http1::Builder::new()
                 .handshake::<_, RequestBody>(io)
                 .await
@@ -91,12 +93,12 @@ where
                     }
                 });
             }
-            Ok(Sender::H1(sender))
+            Ok(Sender::H1(H1Conn { sender, deadline }))
         }
         UpstreamProtocol::Http2 => {
             let (sender, conn) = http2::Builder::new(TokioExecutor::new())
                 .timer(TokioTimer::new())
-                .handshake::<_, RequestBody>(io)
+                .handshake::<_, RequestBody>(TokioIo::new(io))
                 .await
                 .map_err(|_| UpstreamError::Protocol)?;
             tokio::spawn(async move {

@@ -14,6 +14,7 @@ use rustls_pki_types::ServerName;
 
 use super::connect::{self, TlsTarget};
 use super::EndpointKey;
+use crate::deadline::{is_deadline_error, Deadline};
 use crate::forward::body::RequestBody;
 use crate::stats::UpstreamError;
 use crate::table::spec::UpstreamProtocol;
@@ -21,12 +22,18 @@ use crate::table::spec::UpstreamProtocol;
 const MAX_IDLE_PER_ENDPOINT: usize = 256;
 
 pub enum Sender {
-    H1(http1::SendRequest<RequestBody>),
+    H1(H1Conn),
     H2(http2::SendRequest<RequestBody>),
 }
 
+/// An HTTP/1 connection's sender and the deadline its IO enforces (the response timeout).
+pub struct H1Conn {
+    pub(super) sender: http1::SendRequest<RequestBody>,
+    pub(super) deadline: Deadline,
+}
+
 struct Idle {
-    sender: http1::SendRequest<RequestBody>,
+    conn: H1Conn,
     since: Instant,
 }
 
@@ -103,7 +110,7 @@ impl Endpoint {
             poolable: true,
             release: Release {
                 endpoint: self.clone(),
-                sender: None,
+                conn: None,
             },
         })
     }
@@ -117,23 +124,24 @@ impl Endpoint {
             poolable: false,
             release: Release {
                 endpoint: self.clone(),
-                sender: None,
+                conn: None,
             },
         })
     }
 
-    async fn pooled_h1(&self) -> Option<http1::SendRequest<RequestBody>> {
+    async fn pooled_h1(&self) -> Option<H1Conn> {
         while let Some(mut idle) = self.idle.pop() {
-            if idle.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout {
+            if idle.conn.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout {
                 continue;
             }
-            if idle.sender.is_ready() {
-                return Some(idle.sender);
+            if idle.conn.sender.is_ready() {
+                return Some(idle.conn);
             }
             // Returned at the end of its last body; its task may not have run since.
-            let ready = tokio::time::timeout(self.key.connect_timeout, idle.sender.ready()).await;
+            let ready =
+                tokio::time::timeout(self.key.connect_timeout, idle.conn.sender.ready()).await;
             if matches!(ready, Ok(Ok(()))) {
-                return Some(idle.sender);
+                return Some(idle.conn);
             }
         }
         None
@@ -187,7 +195,8 @@ impl Endpoint {
         let mut evicted = 0;
         for _ in 0..self.idle.len() {
             let Some(idle) = self.idle.pop() else { break };
-            let stale = idle.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout;
+            let stale =
+                idle.conn.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout;
             // A push can only fail if checkouts raced in returns meanwhile; dropping is fine.
             if stale || self.idle.push(idle).is_err() {
                 evicted += 1;
@@ -201,11 +210,11 @@ impl Endpoint {
         self.idle.len()
     }
 
-    fn give_back(&self, sender: http1::SendRequest<RequestBody>) {
-        if !sender.is_closed() {
+    fn give_back(&self, conn: H1Conn) {
+        if !conn.sender.is_closed() {
             // A full pool drops the connection: enough are idle already.
             let _ = self.idle.push(Idle {
-                sender,
+                conn,
                 since: Instant::now(),
             });
         }
@@ -221,18 +230,37 @@ pub struct Lease {
 }
 
 impl Lease {
+    /// Sends the request and waits for the response head until `deadline` (the response
+    /// timeout from when the caller started the exchange).
     pub async fn send(
         mut self,
         req: Request<RequestBody>,
+        started: Instant,
     ) -> Result<(Response<Incoming>, Release), (SendError, Release)> {
         let result = match &mut self.sender {
-            Sender::H1(s) => s.try_send_request(req).await,
-            Sender::H2(s) => s.try_send_request(req).await,
+            Sender::H1(conn) => {
+                // The connection's IO enforces it: no timer of this request's own.
+                let limit = self.release.endpoint.response_timeout();
+                conn.deadline.set(started, limit);
+                let result = conn.sender.try_send_request(req).await;
+                conn.deadline.clear();
+                result
+            }
+            Sender::H2(s) => {
+                // Streams share the connection: each has its own timer.
+                let deadline = started + self.release.endpoint.response_timeout();
+                match tokio::time::timeout_at(deadline.into(), s.try_send_request(req)).await {
+                    Ok(result) => result,
+                    Err(_) => {
+                        return Err((SendError::Failed(UpstreamError::Timeout), self.release))
+                    }
+                }
+            }
         };
         match result {
             Ok(resp) => {
-                if let (Sender::H1(s), true) = (self.sender, self.poolable) {
-                    self.release.sender = Some(s);
+                if let (Sender::H1(conn), true) = (self.sender, self.poolable) {
+                    self.release.conn = Some(conn);
                 }
                 Ok((resp, self.release))
             }
@@ -245,7 +273,7 @@ impl Lease {
 }
 
 fn classify(err: &hyper::Error) -> UpstreamError {
-    if err.is_timeout() {
+    if err.is_timeout() || is_deadline_error(err) {
         UpstreamError::Timeout
     } else if err.is_parse() || err.is_parse_status() || err.is_user() {
         UpstreamError::Protocol
@@ -258,13 +286,13 @@ fn classify(err: &hyper::Error) -> UpstreamError {
 /// HTTP/1 connection back to the pool when the exchange finished cleanly.
 pub struct Release {
     endpoint: Arc<Endpoint>,
-    sender: Option<http1::SendRequest<RequestBody>>,
+    conn: Option<H1Conn>,
 }
 
 impl Release {
     pub fn reuse(mut self) {
-        if let Some(sender) = self.sender.take() {
-            self.endpoint.give_back(sender);
+        if let Some(conn) = self.conn.take() {
+            self.endpoint.give_back(conn);
         }
     }
 }

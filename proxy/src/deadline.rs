@@ -1,0 +1,316 @@
+//! Per-connection deadlines without a timer per request.
+//!
+//! A request's phases set and clear a connection's `Deadline`; one timer per connection enforces
+//! it, moved only when it would fire after the deadline now in force. Deadlines on a keep-alive
+//! connection only ever move later, so the timer is re-armed about once per timeout period, not
+//! once per request. (A tokio timer per request — registration, polling, removal — cost about
+//! 7 % of the data path's instructions.)
+//!
+//! When the deadline passes while the connection waits to read or write, its `DeadlineIo` fails
+//! with `TimedOut`; hyper then fails the exchange and closes the connection.
+
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::time::Sleep;
+
+/// Deadlines are stored as nanoseconds after this instant; 0 means none.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn from_nanos(n: u64) -> Instant {
+    epoch() + Duration::from_nanos(n.saturating_sub(1))
+}
+
+fn to_nanos(at: Instant) -> u64 {
+    // +1 keeps a deadline at the epoch itself distinct from "none".
+    u64::try_from(at.saturating_duration_since(epoch()).as_nanos())
+        .unwrap_or(u64::MAX - 1)
+        .saturating_add(1)
+}
+
+/// A connection's deadline, shared by the code that sets it and the IO that enforces it.
+#[derive(Clone, Default)]
+pub struct Deadline(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    at: AtomicU64,
+    timer: Mutex<Timer>,
+}
+
+#[derive(Default)]
+struct Timer {
+    sleep: Option<Pin<Box<Sleep>>>,
+    /// When `sleep` fires (as stored in `Shared::at`), if it is registered; 0: not armed.
+    armed: u64,
+    /// The task that last waited on the connection's IO: the one to wake when time is up.
+    waker: Option<Waker>,
+    /// `waker` changed since `sleep` was last polled: it would wake the wrong task.
+    stale: bool,
+}
+
+impl Deadline {
+    /// The deadline is `from + limit` (`from` is usually a time the caller has taken anyway).
+    pub fn set(&self, from: Instant, limit: Duration) {
+        let at = to_nanos(from + limit);
+        self.0.at.store(at, Ordering::Relaxed);
+        // The IO may be parked already (hyper polled it before this was set): make sure the
+        // timer wakes it in time.
+        let mut timer = self.timer();
+        let Timer {
+            sleep,
+            armed,
+            waker,
+            stale,
+        } = &mut *timer;
+        if let Some(waker) = waker {
+            arm(sleep, armed, stale, at, &mut Context::from_waker(waker));
+        }
+    }
+
+    pub fn clear(&self) {
+        self.0.at.store(0, Ordering::Relaxed);
+    }
+
+    fn timer(&self) -> MutexGuard<'_, Timer> {
+        self.0
+            .timer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Called when the IO has to wait: remembers who waits, and fails if the deadline passed.
+    fn check(&self, cx: &mut Context<'_>) -> io::Result<()> {
+        let mut timer = self.timer();
+        let timer = &mut *timer;
+        if !timer
+            .waker
+            .as_ref()
+            .is_some_and(|w| w.will_wake(cx.waker()))
+        {
+            timer.waker = Some(cx.waker().clone());
+            timer.stale = true;
+        }
+        let at = self.0.at.load(Ordering::Relaxed);
+        if at == 0 || arm(&mut timer.sleep, &mut timer.armed, &mut timer.stale, at, cx) {
+            Ok(())
+        } else {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "connection deadline passed",
+            ))
+        }
+    }
+}
+
+/// Makes sure the timer fires no later than `at` and wakes `cx`'s task; false if `at` has
+/// passed. The common case — a later deadline on a timer still armed for the same task — is a
+/// comparison and no timer operation.
+fn arm(
+    sleep: &mut Option<Pin<Box<Sleep>>>,
+    armed: &mut u64,
+    stale: &mut bool,
+    at: u64,
+    cx: &mut Context<'_>,
+) -> bool {
+    let mut must_poll = *stale;
+    loop {
+        let sleep =
+            sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(from_nanos(at).into())));
+        // Firing early is fine (it re-arms then); firing late is not.
+        if *armed == 0 || *armed > at || sleep.is_elapsed() {
+            sleep.as_mut().reset(from_nanos(at).into());
+            *armed = at;
+            must_poll = true;
+        }
+        if !must_poll {
+            return true;
+        }
+        *stale = false;
+        match sleep.as_mut().poll(cx) {
+            Poll::Pending => return true,
+            Poll::Ready(()) if Instant::now() >= from_nanos(at) => return false,
+            // It fired for an earlier deadline that has since moved on.
+            Poll::Ready(()) => *armed = 0,
+        }
+    }
+}
+
+/// Whether an error chain holds the `TimedOut` of a `DeadlineIo`.
+pub fn is_deadline_error(err: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(err);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            if io.kind() == io::ErrorKind::TimedOut {
+                return true;
+            }
+        }
+        cause = e.source();
+    }
+    false
+}
+
+/// An IO stream that fails with `TimedOut` once its deadline passes while it waits.
+pub struct DeadlineIo<T> {
+    io: T,
+    deadline: Deadline,
+}
+
+impl<T> DeadlineIo<T> {
+    pub fn new(io: T, deadline: Deadline) -> Self {
+        DeadlineIo { io, deadline }
+    }
+}
+
+/// An inner `Pending` passes through the deadline check: a wait may not outlast the deadline.
+fn guard<R>(
+    deadline: &Deadline,
+    polled: Poll<io::Result<R>>,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<R>> {
+    match polled {
+        Poll::Pending => match deadline.check(cx) {
+            Ok(()) => Poll::Pending,
+            Err(err) => Poll::Ready(Err(err)),
+        },
+        ready => ready,
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for DeadlineIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.io).poll_read(cx, buf);
+        guard(&this.deadline, polled, cx)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for DeadlineIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.io).poll_write(cx, buf);
+        guard(&this.deadline, polled, cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let polled = Pin::new(&mut this.io).poll_write_vectored(cx, bufs);
+        guard(&this.deadline, polled, cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    #[tokio::test]
+    async fn a_read_past_the_deadline_fails_and_one_without_deadline_waits() {
+        let (a, mut b) = tokio::io::duplex(64);
+        let deadline = Deadline::default();
+        let mut io = DeadlineIo::new(a, deadline.clone());
+        let mut buf = [0u8; 8];
+
+        // No deadline: the read just waits.
+        let waited = tokio::time::timeout(Duration::from_millis(50), io.read(&mut buf)).await;
+        assert!(waited.is_err(), "a read without a deadline must wait");
+
+        deadline.set(Instant::now(), Duration::from_millis(30));
+        let started = Instant::now();
+        let err = io.read(&mut buf).await.expect_err("deadline passed");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        assert!(is_deadline_error(&err));
+        assert!(started.elapsed() >= Duration::from_millis(25));
+
+        // Data that is there is read whatever the deadline says.
+        b.write_all(b"hi").await.expect("write");
+        assert_eq!(io.read(&mut buf).await.expect("read"), 2);
+    }
+
+    #[tokio::test]
+    async fn a_moved_deadline_is_honoured_after_an_early_wake() {
+        let (a, mut b) = tokio::io::duplex(64);
+        let deadline = Deadline::default();
+        let mut io = DeadlineIo::new(a, deadline.clone());
+        let mut buf = [0u8; 8];
+
+        // Arm for 20 ms, answered in time; then a new exchange with 150 ms.
+        deadline.set(Instant::now(), Duration::from_millis(20));
+        let reading = io.read(&mut buf);
+        b.write_all(b"x").await.expect("write");
+        assert_eq!(reading.await.expect("read"), 1);
+        deadline.set(Instant::now(), Duration::from_millis(150));
+        let started = Instant::now();
+        let err = io.read(&mut buf).await.expect_err("deadline passed");
+        assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(140),
+            "fired at the old deadline ({took:?})"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deadline_set_while_the_io_is_parked_still_fires() {
+        // hyper may park a read before the deadline is set (the response is written after the
+        // read side went idle): the timer must wake it without a new poll.
+        let (a, _b) = tokio::io::duplex(64);
+        let deadline = Deadline::default();
+        let mut io = DeadlineIo::new(a, deadline.clone());
+        let mut buf = [0u8; 8];
+        let reading = tokio::spawn(async move { io.read(&mut buf).await });
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        deadline.set(Instant::now(), Duration::from_millis(30));
+        let read = tokio::time::timeout(Duration::from_secs(5), reading)
+            .await
+            .expect("woken at the deadline")
+            .expect("task");
+        assert_eq!(read.expect_err("timed out").kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn clearing_the_deadline_keeps_the_connection() {
+        let (a, _b) = tokio::io::duplex(64);
+        let deadline = Deadline::default();
+        let mut io = DeadlineIo::new(a, deadline.clone());
+        let mut buf = [0u8; 8];
+        deadline.set(Instant::now(), Duration::from_millis(20));
+        let _ = tokio::time::timeout(Duration::from_millis(5), io.read(&mut buf)).await;
+        deadline.clear();
+        let waited = tokio::time::timeout(Duration::from_millis(80), io.read(&mut buf)).await;
+        assert!(waited.is_err(), "a cleared deadline must not fail the read");
+    }
+}
