@@ -272,7 +272,7 @@ fn check_overlaps(spec: &TableSpec, errors: &mut TableErrors) {
 }
 
 fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
-    let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut exact = super::HostMap::default();
     let mut wildcard: HashMap<String, Vec<usize>> = HashMap::new();
     let mut any = Vec::new();
     for (i, r) in routes.iter().enumerate() {

@@ -10,6 +10,7 @@ pub mod spec;
 mod split;
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use http::HeaderMap;
@@ -25,12 +26,37 @@ pub use split::sticky_bucket;
 
 use spec::TableSpec;
 
+/// Exact hosts → candidate routes. Keyed by FNV-1a rather than SipHash: the keys come from the
+/// config, so a client's Host can only probe a fixed table, never grow a chain.
+type HostMap = HashMap<String, Vec<usize>, BuildHasherDefault<Fnv1a>>;
+
+#[derive(Clone, Copy)]
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv1a {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 pub struct RouteTable {
     generation: u64,
     spec: TableSpec,
     routes: Vec<Arc<Route>>,
     /// Host → candidate routes, longest path prefix first.
-    exact: HashMap<String, Vec<usize>>,
+    exact: HostMap,
     /// `.suffix` → candidates; longest suffix first.
     wildcard: Vec<(String, Vec<usize>)>,
     /// Routes with no host rule.
@@ -44,7 +70,7 @@ impl RouteTable {
             generation: 0,
             spec: TableSpec::default(),
             routes: Vec::new(),
-            exact: HashMap::new(),
+            exact: HostMap::default(),
             wildcard: Vec::new(),
             any: Vec::new(),
         }

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# User-space instructions per proxied request, weir vs nginx, counted by callgrind. Unlike
+# seconds, instruction counts repeat on a shared, noisy machine, so this is the number to
+# optimise against; the side-by-side run (run.sh) says what they are worth in req/s.
+#
+# Each proxy runs under `valgrind --tool=callgrind` (weir with one worker, nginx with one
+# worker), in front of the same two nginx upstreams as run.sh, with the same 80/20 split and
+# forwarding headers. wrk drives it for DURATION seconds; an idle run of the same length is
+# subtracted, so start-up and timers do not count.
+#   DURATION=20 benches/load/instructions.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DURATION=${DURATION:-20}
+BASE_PORT=${BASE_PORT:-18180}
+
+missing=()
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+export PATH="$PATH:/usr/sbin"
+
+cargo build --release --locked --bin weir
+weir="$PWD/target/release/weir"
+dir=$(mktemp -d)
+mkdir -p "$dir/tmp"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+proxy_port=$BASE_PORT
+stable=$((BASE_PORT + 1))
+canary=$((BASE_PORT + 2))
+admin=$((BASE_PORT + 3))
+temp_paths="client_body_temp_path $dir/tmp; proxy_temp_path $dir/tmp; fastcgi_temp_path $dir/tmp; uwsgi_temp_path $dir/tmp; scgi_temp_path $dir/tmp;"
+
+wait_port() {
+  for _ in $(seq 200); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "nothing listens on $1" >&2
+  exit 1
+}
+
+for name in stable canary; do
+  port=${!name}
+  cat >"$dir/up-$name.conf" <<EOF
+worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid $dir/$name.pid;
+events { worker_connections 4096; }
+http { access_log off; keepalive_requests 100000000; keepalive_timeout 300s; $temp_paths
+server { listen 127.0.0.1:$port backlog=4096; location / { add_header X-Backend $name always; return 200 "$name\n"; } } }
+EOF
+  taskset -c 1 nginx -p "$dir" -c "$dir/up-$name.conf" &
+  pids+=($!)
+  wait_port "$port"
+done
+
+cat >"$dir/weir.yaml" <<EOF
+listeners: [{address: "127.0.0.1:$proxy_port"}]
+admin: {address: "127.0.0.1:$admin"}
+routes:
+- name: web
+  stable: {addresses: ["127.0.0.1:$stable"]}
+  canary: {addresses: ["127.0.0.1:$canary"]}
+  canary_weight: 20
+EOF
+cat >"$dir/nginx-proxy.conf" <<EOF
+worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid $dir/proxy.pid;
+events { worker_connections 8192; }
+http { access_log off; keepalive_requests 100000000; keepalive_timeout 300s; $temp_paths
+upstream app { server 127.0.0.1:$stable weight=4; server 127.0.0.1:$canary weight=1; keepalive 256; keepalive_requests 100000000; }
+server { listen 127.0.0.1:$proxy_port backlog=4096; location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection "";
+proxy_set_header Host \$http_host; proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto \$scheme; proxy_set_header X-Forwarded-Host \$http_host; } } }
+EOF
+
+# run KIND LOAD(yes|no): prints "instructions requests"
+run() {
+  local kind=$1 load=$2 out="$dir/callgrind.$1.$2" requests=0
+  case $kind in
+    weir) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" "$weir" --workers 1 run --config "$dir/weir.yaml" >/dev/null 2>&1 & ;;
+    nginx) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" nginx -p "$dir" -c "$dir/nginx-proxy.conf" >/dev/null 2>&1 & ;;
+  esac
+  local vg=$!
+  wait_port "$proxy_port"
+  if [ "$load" = yes ]; then
+    requests=$(taskset -c 1 wrk -t1 -c16 -d"${DURATION}s" "http://127.0.0.1:$proxy_port/" | awk '/requests in/ {print $1}')
+  else
+    sleep "$DURATION"
+  fi
+  kill -TERM "$vg"
+  wait "$vg" || true
+  local total
+  total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !seen {gsub(",", "", $1); print $1; seen = 1}')
+  echo "$total $requests"
+}
+
+declare -A per_request
+for kind in weir nginx; do
+  read -r idle _ < <(run "$kind" no)
+  read -r loaded requests < <(run "$kind" yes)
+  per_request[$kind]=$(((loaded - idle) / requests))
+  echo "$kind: $requests requests, $loaded instructions loaded, $idle idle" >&2
+done
+
+echo
+echo "| proxy | instructions per request (user space) | vs nginx |"
+echo "|---|---|---|"
+for kind in weir nginx; do
+  ratio=$(awk -v a="${per_request[$kind]}" -v b="${per_request[nginx]}" 'BEGIN {printf "%.2f", a / b}')
+  echo "| $kind | ${per_request[$kind]} | $ratio |"
+done
