@@ -100,6 +100,9 @@ pub struct PendingGrpc {
 impl PendingGrpc {
     fn finish(self, trailers: Option<&HeaderMap>) {
         let mut outcome = self.outcome;
+        // Counted when the call ends, in that second's window slot (a stream may outlive the
+        // second its headers came in, or the whole window).
+        outcome.ended = None;
         if let Some(code) = trailers.and_then(|t| t.get("grpc-status")) {
             outcome.grpc_fault = grpc_status_is_fault(code.as_bytes());
         }

@@ -276,7 +276,7 @@ fn respond(
     started: Instant,
 ) -> Response<ResponseBody> {
     let (mut parts, incoming) = resp.into_parts();
-    let mut outcome = Outcome::response(parts.status.as_u16(), started.elapsed());
+    let mut outcome = Outcome::response_between(parts.status.as_u16(), started, Instant::now());
     let switching = parts.status == StatusCode::SWITCHING_PROTOCOLS;
     headers::strip_hop_by_hop(&mut parts.headers, switching);
 

@@ -19,20 +19,22 @@ const MIN_NANOS: f64 = 10_000.0; // 10 µs
 /// Each bucket's upper edge is `RATIO` times its lower edge, so a bucket's geometric midpoint is
 /// within sqrt(1.02) - 1 ≈ 0.995 % of any value in it.
 const RATIO: f64 = 1.02;
-/// `RATIO.ln()`, spelled out because `ln` is not `const` and this is on the hot path.
-const LN_RATIO: f64 = 0.019_802_627_296_179_712;
 /// 10 µs · 1.02^814 ≈ 100.1 s; slower values land in the last bucket.
 pub const LATENCY_BUCKETS: usize = 814;
 
+/// Each bucket's lower edge in whole nanoseconds, computed once: a binary search over them is
+/// cheaper than a logarithm per sample, and exact at the edges.
+fn lower_edges() -> &'static [u64; LATENCY_BUCKETS] {
+    static EDGES: OnceLock<[u64; LATENCY_BUCKETS]> = OnceLock::new();
+    EDGES.get_or_init(|| std::array::from_fn(|i| (MIN_NANOS * RATIO.powi(i as i32)).ceil() as u64))
+}
+
 /// The latency bucket of a duration, clamped to the edge buckets.
 fn bucket_index(latency: Duration) -> usize {
-    let nanos = latency.as_nanos() as f64;
-    if nanos <= MIN_NANOS {
-        return 0;
-    }
-    // `as usize` saturates, so huge values are safe before the clamp.
-    let index = ((nanos / MIN_NANOS).ln() / LN_RATIO) as usize;
-    index.min(LATENCY_BUCKETS - 1)
+    let nanos = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
+    lower_edges()
+        .partition_point(|&edge| edge <= nanos)
+        .saturating_sub(1)
 }
 
 /// A bucket's representative value: the geometric midpoint of its edges.
@@ -44,8 +46,13 @@ fn bucket_value(index: usize) -> Duration {
 /// Seconds since a process-wide origin, shared by all windows so that stable and canary slots
 /// cover the same wall-clock seconds.
 fn now_second() -> u64 {
+    second_of(Instant::now())
+}
+
+fn second_of(at: Instant) -> u64 {
     static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    ORIGIN.get_or_init(Instant::now).elapsed().as_secs()
+    at.saturating_duration_since(*ORIGIN.get_or_init(Instant::now))
+        .as_secs()
 }
 
 /// Whole seconds a window spans: rounded up, at most `WINDOW_SECS`.
@@ -95,7 +102,8 @@ impl LiveWindow {
 
     /// Records an outcome in the current second.
     pub fn record(&self, outcome: &Outcome) {
-        self.record_at(now_second(), outcome);
+        let second = outcome.ended.map_or_else(now_second, second_of);
+        self.record_at(second, outcome);
     }
 
     /// Records an outcome in the given second (tests drive time through this).
@@ -317,7 +325,18 @@ mod tests {
 
     #[test]
     fn bucket_layout_covers_10us_to_100s() {
-        assert!((LN_RATIO - RATIO.ln()).abs() < 1e-15);
+        // Every value lands in the bucket the logarithm names (away from float ties at edges).
+        for micros in [
+            11, 37, 420, 999, 1_000, 5_321, 77_777, 1_000_000, 42_000_000,
+        ] {
+            let nanos = micros as f64 * 1_000.0;
+            let by_log = ((nanos / MIN_NANOS).ln() / RATIO.ln()) as usize;
+            assert_eq!(
+                bucket_index(Duration::from_micros(micros)),
+                by_log,
+                "{micros} µs"
+            );
+        }
         assert_eq!(bucket_index(Duration::from_nanos(1)), 0);
         assert_eq!(bucket_index(Duration::from_micros(10)), 0);
         // 100 s still lands in a bucket whose value is within 1 %; only slower values clamp.

@@ -1,6 +1,6 @@
 //! What one attempt against a backend ended as, and what counts as failure.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which side of a route a request went to. The label value in metrics is `as_str()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -80,6 +80,9 @@ pub struct Outcome {
     pub grpc_fault: bool,
     /// From sending the request upstream to the response headers (or to the error).
     pub latency: Duration,
+    /// When it ended, if the caller read the clock anyway (it does, for `latency`): the live
+    /// window files it under that second instead of reading the clock again.
+    pub ended: Option<Instant>,
 }
 
 impl Outcome {
@@ -89,6 +92,15 @@ impl Outcome {
             error: None,
             grpc_fault: false,
             latency,
+            ended: None,
+        }
+    }
+
+    /// The outcome of an attempt that began at `started` and ended at `now`.
+    pub fn response_between(status: u16, started: Instant, now: Instant) -> Self {
+        Outcome {
+            ended: Some(now),
+            ..Outcome::response(status, now.saturating_duration_since(started))
         }
     }
 
@@ -98,6 +110,7 @@ impl Outcome {
             error: Some(error),
             grpc_fault: false,
             latency,
+            ended: None,
         }
     }
 
