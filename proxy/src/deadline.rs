@@ -63,17 +63,18 @@ impl Deadline {
     pub fn set(&self, from: Instant, limit: Duration) {
         let at = to_nanos(from + limit);
         self.0.at.store(at, Ordering::Relaxed);
-        // The IO may be parked already (hyper polled it before this was set): make sure the
-        // timer wakes it in time.
-        let mut timer = self.timer();
-        let Timer {
-            sleep,
-            armed,
-            waker,
-            stale,
-        } = &mut *timer;
-        if let Some(waker) = waker {
-            arm(sleep, armed, stale, at, &mut Context::from_waker(waker));
+        // The IO may be parked already (hyper polled it before this was set). If the timer
+        // would not fire by `at`, wake the waiting task: its next wait arms the timer. (Arming
+        // here instead would touch the timer driver from wherever this runs — a response body
+        // dropped while the runtime shuts down, say.)
+        let timer = self.timer();
+        if let Some(waker) = &timer.waker {
+            let in_time = timer.armed != 0
+                && timer.armed <= at
+                && timer.sleep.as_ref().is_some_and(|s| !s.is_elapsed());
+            if !in_time {
+                waker.wake_by_ref();
+            }
         }
     }
 
