@@ -13,16 +13,11 @@ cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-20}
 BASE_PORT=${BASE_PORT:-18180}
 
-missing=()
-command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
-command -v wrk >/dev/null 2>&1 || missing+=(wrk)
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. benches/load/packages.sh
+need valgrind valgrind
+need nginx nginx-light
+need wrk wrk
+install_needed
 export PATH="$PATH:/usr/sbin"
 
 cargo build --release --locked --bin weir

@@ -6,16 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-missing=()
-command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
-command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
-command -v wrk >/dev/null 2>&1 || missing+=(wrk)
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. benches/load/packages.sh
+need nginx nginx-light
+need haproxy haproxy
+need wrk wrk
+install_needed
 
 cargo build --release --locked --bin weir
 cargo bench --locked --bench load --no-run
