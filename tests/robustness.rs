@@ -113,6 +113,34 @@ async fn slowloris_is_cut_off_after_the_header_timeout() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_head_is_due_one_header_timeout_after_connecting() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let limits = "limits: {header_read_timeout: 1s}\n";
+    let weir = Weir::start(&config(
+        &stable.addr.to_string(),
+        &stable.addr.to_string(),
+        "",
+        limits,
+    ));
+    // Silent for 0.9 s, then half a head: the clock started at connect, not at the first byte.
+    let started = Instant::now();
+    let mut tcp = tokio::net::TcpStream::connect(weir.addr)
+        .await
+        .expect("connect");
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let _ = tcp.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await;
+    let mut rest = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut rest)).await;
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_millis(1600),
+        "closed after {took:?}"
+    );
+    assert_eq!(stable.hits(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let canary = backend::start("canary", Behaviour::default()).await;

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::StatusCode;
@@ -75,6 +75,7 @@ pub async fn serve(
             member: drain.join(),
             peer,
             proxy: proxy.clone(),
+            accepted: Instant::now(),
         };
         let tls = tls.clone();
         let handshake_timeout = limits.header_read_timeout;
@@ -182,6 +183,9 @@ struct Conn {
     member: Member,
     peer: SocketAddr,
     proxy: Arc<Proxy>,
+    /// The first request head is due `header_read_timeout` after this, however long the
+    /// protocol sniff or the TLS handshake took of it.
+    accepted: Instant,
 }
 
 impl Conn {
@@ -194,6 +198,7 @@ impl Conn {
             member,
             peer,
             proxy,
+            accepted,
         } = self;
         // One shared value per connection: each request costs one reference count, not two.
         let conn_state = Arc::new((proxy, ClientInfo::new(peer.ip(), tls)));
@@ -203,7 +208,7 @@ impl Conn {
                 // response, until the next request head is complete (keep-alive idle included).
                 let head_timeout = builders.head_timeout;
                 let deadline = Deadline::default();
-                deadline.set(std::time::Instant::now(), head_timeout);
+                deadline.set(accepted, head_timeout);
                 let io = TokioIo::new(DeadlineIo::new(io, deadline.clone()));
                 let service = service_fn(move |req| {
                     deadline.clear();
@@ -268,7 +273,7 @@ impl Body for Served {
 impl Drop for Served {
     fn drop(&mut self) {
         if let Some((deadline, limit)) = &self.next_head {
-            deadline.set(std::time::Instant::now(), *limit);
+            deadline.set(Instant::now(), *limit);
         }
     }
 }

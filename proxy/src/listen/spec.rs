@@ -24,8 +24,9 @@ pub struct ServerTlsSpec {
 pub struct LimitsSpec {
     /// Accepting pauses while this many client connections are open.
     pub max_connections: usize,
-    /// A client must send a request's whole header block within this time (slowloris); the
-    /// same timer runs while an HTTP/1 keep-alive connection waits for its next request.
+    /// A client must send a request's whole header block within this time (slowloris), counted
+    /// from connect for the first request (TLS handshake included) and from the end of the
+    /// previous response for the next: it is also the HTTP/1 keep-alive idle time.
     pub header_read_timeout: Duration,
     /// Largest header block accepted; past it the client gets 431.
     pub max_header_bytes: usize,
