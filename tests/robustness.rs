@@ -82,8 +82,8 @@ async fn oversized_or_too_many_headers_get_431() {
     assert_eq!(c.get("/", &[("x-small", "ok")]).await.status, 200);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn slowloris_is_cut_off_after_the_header_timeout() {
+/// One backend behind weir with `header_read_timeout: 1s`.
+async fn with_one_second_header_timeout() -> (backend::TestBackend, Weir) {
     let stable = backend::start("stable", Behaviour::default()).await;
     let limits = "limits: {header_read_timeout: 1s}\n";
     let weir = Weir::start(&config(
@@ -92,6 +92,12 @@ async fn slowloris_is_cut_off_after_the_header_timeout() {
         "",
         limits,
     ));
+    (stable, weir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slowloris_is_cut_off_after_the_header_timeout() {
+    let (stable, weir) = with_one_second_header_timeout().await;
     let started = Instant::now();
     // Half a header block, then silence; `raw` returns when weir closes the connection.
     let answer = raw(
@@ -115,14 +121,7 @@ async fn slowloris_is_cut_off_after_the_header_timeout() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_first_head_is_due_one_header_timeout_after_connecting() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let stable = backend::start("stable", Behaviour::default()).await;
-    let limits = "limits: {header_read_timeout: 1s}\n";
-    let weir = Weir::start(&config(
-        &stable.addr.to_string(),
-        &stable.addr.to_string(),
-        "",
-        limits,
-    ));
+    let (stable, weir) = with_one_second_header_timeout().await;
     // Silent for 0.9 s, then half a head: the clock started at connect, not at the first byte.
     let started = Instant::now();
     let mut tcp = tokio::net::TcpStream::connect(weir.addr)
