@@ -287,7 +287,7 @@ mod tests {
     #[tokio::test]
     async fn a_deadline_set_while_the_io_is_parked_still_fires() {
         // hyper may park a read before the deadline is set (the response is written after the
-        // read side went idle): the timer must wake it without a new poll.
+        // read side went idle): setting it must wake the reader, whose next wait arms the timer.
         let (a, _b) = tokio::io::duplex(64);
         let deadline = Deadline::default();
         let mut io = DeadlineIo::new(a, deadline.clone());
