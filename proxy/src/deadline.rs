@@ -170,6 +170,11 @@ impl<T> DeadlineIo<T> {
     pub fn new(io: T, deadline: Deadline) -> Self {
         DeadlineIo { io, deadline }
     }
+
+    /// The stream itself, its deadline not enforced.
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.io
+    }
 }
 
 /// An inner `Pending` passes through the deadline check: a wait may not outlast the deadline.

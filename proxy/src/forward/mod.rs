@@ -61,6 +61,10 @@ impl Proxy {
         }
     }
 
+    pub(crate) fn table(&self) -> &TableHandle {
+        &self.table
+    }
+
     pub async fn handle(
         &self,
         mut req: Request<Incoming>,
@@ -302,17 +306,21 @@ fn respond(
     Response::from_parts(parts, ResponseBody::Upstream(body))
 }
 
-fn upstream_failure(err: UpstreamError, backend: &Backend) -> Response<ResponseBody> {
-    let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-    let what = match err {
+/// What the client is told when its request got no response from the upstream.
+pub(crate) fn failure_cause(err: UpstreamError) -> &'static str {
+    match err {
         UpstreamError::Connect => "could not connect to upstream",
         UpstreamError::Timeout => "upstream timed out",
         UpstreamError::Reset => "upstream closed the connection",
         UpstreamError::Tls => "TLS handshake with upstream failed",
         UpstreamError::Protocol => "upstream sent a malformed response",
-    };
+    }
+}
+
+fn upstream_failure(err: UpstreamError, backend: &Backend) -> Response<ResponseBody> {
+    let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_GATEWAY);
     local_response(
         status,
-        &format!("{what} ({} backend)", backend.role.as_str()),
+        &format!("{} ({} backend)", failure_cause(err), backend.role.as_str()),
     )
 }

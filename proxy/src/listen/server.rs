@@ -17,12 +17,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
-use super::drain::{Drain, Member};
+use super::drain::{Drain, Graceful, Member};
 use super::spec::LimitsSpec;
 use super::tls::ReloadableTls;
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::{BoxError, ResponseBody};
 use crate::forward::{ClientInfo, Proxy};
+use crate::h1::{self, ToHyper};
 
 /// Flips once, on SIGTERM/SIGINT: listeners stop accepting and drain.
 #[derive(Clone)]
@@ -153,6 +154,7 @@ struct Builders {
     h1: http1::Builder,
     h2: http2::Builder<TokioExecutor>,
     head_timeout: Duration,
+    h1_limits: h1::Limits,
 }
 
 impl Builders {
@@ -173,6 +175,11 @@ impl Builders {
             h1,
             h2,
             head_timeout: limits.header_read_timeout,
+            h1_limits: h1::Limits {
+                head_timeout: limits.header_read_timeout,
+                max_header_bytes: limits.max_header_bytes,
+                max_headers: limits.max_headers,
+            },
         }
     }
 }
@@ -206,23 +213,16 @@ impl Conn {
             Protocol::Http1 => {
                 // The header-read timeout: from the connection's start, and from the end of each
                 // response, until the next request head is complete (keep-alive idle included).
-                let head_timeout = builders.head_timeout;
                 let deadline = Deadline::default();
-                deadline.set(accepted, head_timeout);
-                let io = TokioIo::new(DeadlineIo::new(io, deadline.clone()));
-                let service = service_fn(move |req| {
-                    deadline.clear();
-                    let state = conn_state.clone();
-                    let deadline = deadline.clone();
-                    async move {
-                        let resp = state.0.handle(req, &state.1).await;
-                        // A switched protocol is a tunnel now: no more request heads.
-                        let next_head = (resp.status() != StatusCode::SWITCHING_PROTOCOLS)
-                            .then_some((deadline, head_timeout));
-                        Ok::<_, Infallible>(resp.map(|body| Served { body, next_head }))
-                    }
-                });
-                let conn = builders.h1.serve_connection(io, service).with_upgrades();
+                deadline.set(accepted, builders.head_timeout);
+                let io = DeadlineIo::new(io, deadline.clone());
+                let limits = builders.h1_limits;
+                let to_hyper: ToHyper<I> = {
+                    let (builders, deadline, state) =
+                        (builders.clone(), deadline.clone(), conn_state.clone());
+                    Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
+                };
+                let conn = h1::Connection::new(io, deadline, conn_state, limits, to_hyper);
                 member.watch(conn).await
             }
             Protocol::Http2 => {
@@ -240,6 +240,35 @@ impl Conn {
             tracing::debug!(%peer, error = %err, "client connection ended with an error");
         }
     }
+}
+
+/// hyper's HTTP/1 server on a connection: every request through `Proxy::handle`.
+fn hyper_h1<J>(
+    builders: &Builders,
+    io: J,
+    deadline: Deadline,
+    state: Arc<(Arc<Proxy>, ClientInfo)>,
+) -> impl Graceful<Output = Result<(), hyper::Error>> + Send
+where
+    J: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let head_timeout = builders.head_timeout;
+    let service = service_fn(move |req| {
+        deadline.clear();
+        let state = state.clone();
+        let deadline = deadline.clone();
+        async move {
+            let resp = state.0.handle(req, &state.1).await;
+            // A switched protocol is a tunnel now: no more request heads.
+            let next_head = (resp.status() != StatusCode::SWITCHING_PROTOCOLS)
+                .then_some((deadline, head_timeout));
+            Ok::<_, Infallible>(resp.map(|body| Served { body, next_head }))
+        }
+    });
+    builders
+        .h1
+        .serve_connection(TokioIo::new(io), service)
+        .with_upgrades()
 }
 
 /// A response body as hyper sees it on an HTTP/1 connection. hyper drops it when the response

@@ -178,13 +178,20 @@ impl Compiler {
         if errors.0.len() > before {
             return None;
         }
+        let stable = stable?;
+        let h1_passthrough = mirror.is_none()
+            && std::iter::once(&stable)
+                .chain(canary.as_ref())
+                .flat_map(|b| b.endpoints())
+                .all(|e| !e.is_http2());
         Some(Route {
             name: Arc::from(rs.name.as_str()),
             spec: rs.clone(),
             path_prefix: rs.path_prefix.clone(),
             headers,
-            stable: stable?,
+            stable,
             canary,
+            h1_passthrough,
             weight_bp: rs.canary_weight_bp,
             rotation: Rotation::new(),
             header_routes,

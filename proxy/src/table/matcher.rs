@@ -1,8 +1,9 @@
 //! Compiled match rules: hosts, header values. Regexes are compiled once, at table compile time.
 
 use http::header::HeaderName;
-use http::HeaderMap;
 use regex::Regex;
+
+use super::fields::Fields;
 
 use super::spec::{HeaderMatchSpec, ValueMatch};
 
@@ -73,22 +74,20 @@ impl HeaderMatcher {
     }
 
     /// Any value of a repeated header may match.
-    pub fn matches(&self, headers: &HeaderMap) -> bool {
-        headers
-            .get_all(&self.name)
-            .iter()
-            .any(|v| self.value.matches(v.as_bytes()))
+    pub fn matches<F: Fields + ?Sized>(&self, headers: &F) -> bool {
+        headers.values(&self.name).any(|v| self.value.matches(v))
     }
 }
 
 /// All of them must match; an empty list matches everything.
-pub fn all_match(rules: &[HeaderMatcher], headers: &HeaderMap) -> bool {
+pub fn all_match<F: Fields + ?Sized>(rules: &[HeaderMatcher], headers: &F) -> bool {
     rules.iter().all(|r| r.matches(headers))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::HeaderMap;
 
     #[test]
     fn hosts_normalize() {

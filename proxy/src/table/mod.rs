@@ -3,6 +3,7 @@
 mod backend;
 mod compile;
 mod error;
+mod fields;
 mod handle;
 mod matcher;
 mod route;
@@ -13,11 +14,11 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use http::HeaderMap;
 
 pub use backend::{Backend, BackendStats};
 pub use compile::Compiler;
 pub use error::{TableError, TableErrors};
+pub use fields::Fields;
 pub use handle::TableHandle;
 pub use matcher::normalize_host;
 pub(crate) use matcher::strip_port;
@@ -94,7 +95,12 @@ impl RouteTable {
 
     /// Exact host first, then the longest wildcard suffix, then host-less routes; within each,
     /// the longest path prefix whose header rules match.
-    pub fn find(&self, host: Option<&str>, path: &str, headers: &HeaderMap) -> Option<&Arc<Route>> {
+    pub fn find<F: Fields + ?Sized>(
+        &self,
+        host: Option<&str>,
+        path: &str,
+        headers: &F,
+    ) -> Option<&Arc<Route>> {
         if let Some(host) = host {
             let host = normalize_host(host);
             if let Some(found) = self
@@ -115,7 +121,12 @@ impl RouteTable {
         self.first(&self.any, path, headers)
     }
 
-    fn first(&self, candidates: &[usize], path: &str, headers: &HeaderMap) -> Option<&Arc<Route>> {
+    fn first<F: Fields + ?Sized>(
+        &self,
+        candidates: &[usize],
+        path: &str,
+        headers: &F,
+    ) -> Option<&Arc<Route>> {
         candidates
             .iter()
             .map(|&i| &self.routes[i])

@@ -7,6 +7,7 @@ use http::header::{HeaderName, COOKIE};
 use http::{HeaderMap, Method};
 
 use super::backend::Backend;
+use super::fields::Fields;
 use super::matcher::{all_match, HeaderMatcher, ValueMatcher};
 use super::spec::{RouteSpec, MAX_WEIGHT_BP};
 use super::split::{sticky_bucket, Rotation};
@@ -56,6 +57,9 @@ pub struct Route {
     pub(super) headers: Vec<HeaderMatcher>,
     pub stable: Backend,
     pub canary: Option<Backend>,
+    /// Every endpoint speaks HTTP/1 and nothing is mirrored: an HTTP/1 request may be forwarded
+    /// as bytes (`crate::h1`).
+    pub h1_passthrough: bool,
     pub(super) weight_bp: u16,
     pub(super) rotation: Rotation,
     pub(super) header_routes: Vec<HeaderRoute>,
@@ -76,12 +80,12 @@ impl Route {
             && (p.ends_with('/') || path.len() == p.len() || path.as_bytes()[p.len()] == b'/')
     }
 
-    pub(super) fn headers_match(&self, headers: &HeaderMap) -> bool {
+    pub(super) fn headers_match<F: Fields + ?Sized>(&self, headers: &F) -> bool {
         all_match(&self.headers, headers)
     }
 
     /// Header routes first, then the sticky bucket, then the weight.
-    pub fn choose(&self, headers: &HeaderMap) -> Role {
+    pub fn choose<F: Fields + ?Sized>(&self, headers: &F) -> Role {
         if self.canary.is_none() {
             return Role::Stable;
         }
@@ -136,13 +140,12 @@ impl Route {
     }
 }
 
-fn sticky_key<'h>(sticky: &Sticky, headers: &'h HeaderMap) -> Option<&'h [u8]> {
+fn sticky_key<'h, F: Fields + ?Sized>(sticky: &'h Sticky, headers: &'h F) -> Option<&'h [u8]> {
     match sticky {
-        Sticky::Header(name) => headers.get(name).map(|v| v.as_bytes()),
+        Sticky::Header(name) => headers.first(name),
         Sticky::Cookie(name) => headers
-            .get_all(COOKIE)
-            .iter()
-            .find_map(|v| cookie_value(v.as_bytes(), name)),
+            .values(&COOKIE)
+            .find_map(|v| cookie_value(v, name)),
     }
 }
 

@@ -11,6 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use super::endpoint::{H1Conn, Sender};
+use super::raw::{RawConn, RawIo};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::RequestBody;
 use crate::stats::UpstreamError;
@@ -34,13 +35,7 @@ async fn resolve(address: &str) -> Result<SocketAddr, UpstreamError> {
     }
 }
 
-/// Everything up to a usable sender; the caller bounds it with the connect timeout.
-pub(super) async fn open(
-    address: &str,
-    protocol: UpstreamProtocol,
-    tls: Option<&TlsTarget>,
-    upgrades: bool,
-) -> Result<Sender, UpstreamError> {
+async fn tcp(address: &str) -> Result<TcpStream, UpstreamError> {
     let addr = resolve(address).await?;
     let tcp = TcpStream::connect(addr).await.map_err(|err| {
         tracing::debug!(%address, error = %err, "upstream connect failed");
@@ -48,17 +43,50 @@ pub(super) async fn open(
     })?;
     // Requests are small and latency matters more than segment count.
     let _ = tcp.set_nodelay(true);
+    Ok(tcp)
+}
+
+async fn tls_handshake(
+    address: &str,
+    target: &TlsTarget,
+    tcp: TcpStream,
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, UpstreamError> {
+    let connector = tokio_rustls::TlsConnector::from(target.config.clone());
+    connector
+        .connect(target.name.clone(), tcp)
+        .await
+        .map_err(|err| {
+            tracing::debug!(%address, error = %err, "upstream TLS handshake failed");
+            UpstreamError::Tls
+        })
+}
+
+/// A byte stream for the HTTP/1 forwarding engine; the caller bounds it with the connect
+/// timeout.
+pub(super) async fn open_raw(
+    address: &str,
+    tls: Option<&TlsTarget>,
+) -> Result<RawConn, UpstreamError> {
+    let tcp = tcp(address).await?;
+    let io: Box<dyn RawIo> = match tls {
+        None => Box::new(tcp),
+        Some(target) => Box::new(tls_handshake(address, target, tcp).await?),
+    };
+    Ok(RawConn::new(io))
+}
+
+/// Everything up to a usable sender; the caller bounds it with the connect timeout.
+pub(super) async fn open(
+    address: &str,
+    protocol: UpstreamProtocol,
+    tls: Option<&TlsTarget>,
+    upgrades: bool,
+) -> Result<Sender, UpstreamError> {
+    let tcp = tcp(address).await?;
     match tls {
         None => handshake(tcp, protocol, upgrades).await,
         Some(target) => {
-            let connector = tokio_rustls::TlsConnector::from(target.config.clone());
-            let stream = connector
-                .connect(target.name.clone(), tcp)
-                .await
-                .map_err(|err| {
-                    tracing::debug!(%address, error = %err, "upstream TLS handshake failed");
-                    UpstreamError::Tls
-                })?;
+            let stream = tls_handshake(address, target, tcp).await?;
             handshake(stream, protocol, upgrades).await
         }
     }

@@ -13,6 +13,7 @@ use hyper::client::conn::{http1, http2};
 use rustls_pki_types::ServerName;
 
 use super::connect::{self, TlsTarget};
+use super::raw::RawConn;
 use super::EndpointKey;
 use crate::deadline::{is_deadline_error, Deadline};
 use crate::forward::body::RequestBody;
@@ -37,10 +38,17 @@ struct Idle {
     since: Instant,
 }
 
+struct IdleRaw {
+    conn: RawConn,
+    since: Instant,
+}
+
 pub struct Endpoint {
     key: EndpointKey,
     tls: Option<TlsTarget>,
     idle: ArrayQueue<Idle>,
+    /// Connections of the byte-forwarding engine (`crate::h1`): a pool apart from hyper's.
+    raw_idle: ArrayQueue<IdleRaw>,
     h2: ArcSwapOption<http2::SendRequest<RequestBody>>,
     h2_connecting: tokio::sync::Mutex<()>,
     outstanding: AtomicUsize,
@@ -68,6 +76,7 @@ impl Endpoint {
             key,
             tls,
             idle: ArrayQueue::new(MAX_IDLE_PER_ENDPOINT),
+            raw_idle: ArrayQueue::new(MAX_IDLE_PER_ENDPOINT),
             h2: ArcSwapOption::empty(),
             h2_connecting: tokio::sync::Mutex::new(()),
             outstanding: AtomicUsize::new(0),
@@ -127,6 +136,50 @@ impl Endpoint {
                 conn: None,
             },
         })
+    }
+
+    /// A byte-stream HTTP/1 connection, pooled or new, for `crate::h1`. Failing here means
+    /// nothing was sent.
+    pub async fn checkout_raw(self: &Arc<Self>) -> Result<(RawConn, RawLease), UpstreamError> {
+        let conn = match self.pooled_raw() {
+            Some(conn) => conn,
+            None => self.open_raw().await?,
+        };
+        self.outstanding.fetch_add(1, Ordering::Relaxed);
+        Ok((
+            conn,
+            RawLease {
+                endpoint: self.clone(),
+            },
+        ))
+    }
+
+    /// A new connection, never a pooled one: for a retry after a pooled one failed.
+    pub async fn open_raw(&self) -> Result<RawConn, UpstreamError> {
+        let opening = Box::pin(connect::open_raw(&self.key.address, self.tls.as_ref()));
+        match tokio::time::timeout(self.key.connect_timeout, opening).await {
+            Ok(result) => result,
+            Err(_) => Err(UpstreamError::Timeout),
+        }
+    }
+
+    fn pooled_raw(&self) -> Option<RawConn> {
+        while let Some(mut idle) = self.raw_idle.pop() {
+            if idle.since.elapsed() <= self.key.idle_timeout && idle.conn.is_usable() {
+                idle.conn.reused = true;
+                return Some(idle.conn);
+            }
+        }
+        None
+    }
+
+    /// Back to the pool after an exchange that ended cleanly with the connection open.
+    pub fn give_back_raw(&self, conn: RawConn) {
+        // A full pool drops the connection: enough are idle already.
+        let _ = self.raw_idle.push(IdleRaw {
+            conn,
+            since: Instant::now(),
+        });
     }
 
     async fn pooled_h1(&self) -> Option<H1Conn> {
@@ -193,6 +246,13 @@ impl Endpoint {
     /// them anyway; this frees their sockets when no traffic comes to do it.
     pub fn evict_idle(&self) -> usize {
         let mut evicted = 0;
+        for _ in 0..self.raw_idle.len() {
+            let Some(mut idle) = self.raw_idle.pop() else { break };
+            let stale = idle.since.elapsed() > self.key.idle_timeout || !idle.conn.is_usable();
+            if stale || self.raw_idle.push(idle).is_err() {
+                evicted += 1;
+            }
+        }
         for _ in 0..self.idle.len() {
             let Some(idle) = self.idle.pop() else { break };
             let stale =
@@ -207,7 +267,7 @@ impl Endpoint {
 
     /// Connections idle in the pool now.
     pub fn idle_count(&self) -> usize {
-        self.idle.len()
+        self.idle.len() + self.raw_idle.len()
     }
 
     fn give_back(&self, conn: H1Conn) {
@@ -279,6 +339,23 @@ fn classify(err: &hyper::Error) -> UpstreamError {
         UpstreamError::Protocol
     } else {
         UpstreamError::Reset
+    }
+}
+
+/// Counts a byte-forwarded exchange as outstanding (least-request balancing) while it lasts.
+pub struct RawLease {
+    endpoint: Arc<Endpoint>,
+}
+
+impl RawLease {
+    pub fn endpoint(&self) -> &Arc<Endpoint> {
+        &self.endpoint
+    }
+}
+
+impl Drop for RawLease {
+    fn drop(&mut self) {
+        self.endpoint.outstanding.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -3,13 +3,15 @@
 
 mod connect;
 mod endpoint;
+mod raw;
 pub(crate) mod tls;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-pub use endpoint::{Endpoint, Lease, Release, SendError, Sender};
+pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError, Sender};
+pub use raw::RawConn;
 pub use tls::provider as tls_provider;
 
 use crate::table::spec::{BackendSpec, UpstreamProtocol};

@@ -1,0 +1,205 @@
+//! One HTTP/1 client connection served by this engine: read a head, route it, exchange, and
+//! again — until the client closes, or a request comes that only hyper's full server handles,
+//! and the connection (with the bytes read so far) is handed to it for the rest of its life.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+
+use super::exchange::{exchange, read_more, After, ClientSide};
+use super::head::{HeadFields, Parsed};
+use super::rewind::Rewind;
+use crate::deadline::{Deadline, DeadlineIo};
+use crate::forward::{ClientInfo, Proxy};
+use crate::listen::Graceful;
+
+/// Client-side limits, as the listener has them.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// For each request head, from the end of the previous response (keep-alive idle).
+    pub head_timeout: Duration,
+    pub max_header_bytes: usize,
+    pub max_headers: usize,
+}
+
+/// hyper's HTTP/1 server connection, once it has taken over.
+pub type HyperConn = Pin<Box<dyn Graceful<Output = Result<(), hyper::Error>> + Send>>;
+/// Builds it on a handed-over stream.
+pub type ToHyper<I> = Box<dyn FnOnce(Rewind<DeadlineIo<I>>) -> HyperConn + Send>;
+
+enum Ended<I> {
+    Closed,
+    /// To hyper, with the bytes read and not yet served.
+    Handover(DeadlineIo<I>, Bytes),
+}
+
+/// Shared between the connection's loop and its drain.
+#[derive(Default)]
+struct Flags {
+    draining: AtomicBool,
+    /// Waiting for the first byte of a request head: nothing would be lost by closing.
+    idle: AtomicBool,
+}
+
+/// A client connection that this engine serves until it hands over to hyper.
+pub struct Connection<I> {
+    stage: Stage<I>,
+    flags: Arc<Flags>,
+    to_hyper: Option<ToHyper<I>>,
+}
+
+enum Stage<I> {
+    Own(Pin<Box<dyn Future<Output = Ended<I>> + Send>>),
+    Hyper(HyperConn),
+    Done,
+}
+
+impl<I> Connection<I>
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    /// `deadline` is the one `io` enforces, set already for the first head.
+    pub fn new(
+        io: DeadlineIo<I>,
+        deadline: Deadline,
+        state: Arc<(Arc<Proxy>, ClientInfo)>,
+        limits: Limits,
+        to_hyper: ToHyper<I>,
+    ) -> Self {
+        let flags = Arc::new(Flags::default());
+        let serving = serve(io, deadline, state, limits, flags.clone());
+        Connection {
+            stage: Stage::Own(Box::pin(serving)),
+            flags,
+            to_hyper: Some(to_hyper),
+        }
+    }
+}
+
+impl<I> Future for Connection<I> {
+    type Output = Result<(), hyper::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        loop {
+            match &mut this.stage {
+                Stage::Own(serving) => {
+                    if this.flags.draining.load(Ordering::Acquire)
+                        && this.flags.idle.load(Ordering::Acquire)
+                    {
+                        this.stage = Stage::Done;
+                        continue;
+                    }
+                    match serving.as_mut().poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Ended::Closed) => this.stage = Stage::Done,
+                        Poll::Ready(Ended::Handover(io, read)) => {
+                            let Some(to_hyper) = this.to_hyper.take() else {
+                                this.stage = Stage::Done;
+                                continue;
+                            };
+                            let mut conn = to_hyper(Rewind::new(read, io));
+                            if this.flags.draining.load(Ordering::Acquire) {
+                                conn.as_mut().graceful_shutdown();
+                            }
+                            this.stage = Stage::Hyper(conn);
+                        }
+                    }
+                }
+                Stage::Hyper(conn) => return conn.as_mut().poll(cx),
+                Stage::Done => return Poll::Ready(Ok(())),
+            }
+        }
+    }
+}
+
+impl<I> Graceful for Connection<I> {
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        let this = self.get_mut();
+        this.flags.draining.store(true, Ordering::Release);
+        if let Stage::Hyper(conn) = &mut this.stage {
+            conn.as_mut().graceful_shutdown();
+        }
+    }
+}
+
+async fn serve<I>(
+    io: DeadlineIo<I>,
+    deadline: Deadline,
+    state: Arc<(Arc<Proxy>, ClientInfo)>,
+    limits: Limits,
+    flags: Arc<Flags>,
+) -> Ended<I>
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (proxy, info) = (&state.0, &state.1);
+    let mut client = ClientSide::new(io);
+    loop {
+        // Phase: the request head, within the header-read deadline.
+        flags.idle.store(client.buf.is_empty(), Ordering::Release);
+        let parsed = loop {
+            if !client.buf.is_empty() {
+                match client.head.parse(&client.buf, limits.max_headers) {
+                    Parsed::Partial if client.buf.len() < limits.max_header_bytes => {}
+                    // Too large: hyper answers it.
+                    Parsed::Partial => break Parsed::Hyper,
+                    done => break done,
+                }
+            }
+            match read_more(&mut client.io, &mut client.buf).await {
+                Ok(0) => return close(client).await,
+                Ok(_) => flags.idle.store(false, Ordering::Release),
+                Err(err) => {
+                    tracing::debug!(error = %err, "client connection ended while reading a head");
+                    return Ended::Closed;
+                }
+            }
+        };
+        if matches!(parsed, Parsed::Hyper) {
+            return handover(client);
+        }
+
+        // Phase: route. What this engine does not forward itself (no route, HTTP/2 or TLS-less
+        // upstream shapes, mirrors) goes to hyper, which answers it as it always has.
+        let table = proxy.table().load();
+        let fields = HeadFields {
+            buf: &client.buf,
+            list: &client.head.list,
+        };
+        let found = table.find(
+            client.head.host(&client.buf),
+            client.head.path(&client.buf),
+            &fields,
+        );
+        let Some(route) = found.filter(|r| r.h1_passthrough) else {
+            return handover(client);
+        };
+        deadline.clear();
+        let role = route.choose(&fields);
+
+        // Phases: forward and answer.
+        let closing = flags.draining.load(Ordering::Acquire);
+        let after = exchange(&mut client, info, route, role, closing).await;
+        if after == After::Close || flags.draining.load(Ordering::Acquire) {
+            return close(client).await;
+        }
+        deadline.set(Instant::now(), limits.head_timeout);
+    }
+}
+
+fn handover<I>(client: ClientSide<I>) -> Ended<I> {
+    Ended::Handover(client.io, client.buf.freeze())
+}
+
+/// Ends the connection with a FIN (and a TLS close_notify), waiting briefly at most.
+async fn close<I: AsyncWrite + Unpin>(mut client: ClientSide<I>) -> Ended<I> {
+    let _ = tokio::time::timeout(Duration::from_secs(1), client.io.shutdown()).await;
+    Ended::Closed
+}

@@ -1,0 +1,266 @@
+//! Where a body ends, found while its bytes pass through unchanged: a byte count, a chunked
+//! body's terminating zero chunk and trailers, or the upstream closing.
+
+use super::head::Framing;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyError {
+    /// The chunked coding is broken.
+    BadChunk,
+    /// The connection ended before the body did.
+    Truncated,
+}
+
+/// How much of a body is still to come.
+#[derive(Debug)]
+pub enum BodyCursor {
+    Length(u64),
+    Chunked(Chunked),
+    Close,
+    Done,
+}
+
+impl BodyCursor {
+    pub fn new(framing: Framing) -> Self {
+        match framing {
+            Framing::Empty | Framing::Length(0) => BodyCursor::Done,
+            Framing::Length(n) => BodyCursor::Length(n),
+            Framing::Chunked => BodyCursor::Chunked(Chunked::default()),
+            Framing::Close => BodyCursor::Close,
+        }
+    }
+
+    /// How many of `bytes` (the next bytes on the wire) belong to the body.
+    pub fn take(&mut self, bytes: &[u8]) -> Result<usize, BodyError> {
+        let taken = match self {
+            BodyCursor::Done => 0,
+            BodyCursor::Close => bytes.len(),
+            BodyCursor::Length(left) => {
+                let n = usize::try_from(*left).map_or(bytes.len(), |l| l.min(bytes.len()));
+                *left -= n as u64;
+                n
+            }
+            BodyCursor::Chunked(c) => c.scan(bytes)?,
+        };
+        let done = match self {
+            BodyCursor::Length(0) => true,
+            BodyCursor::Chunked(c) => c.is_done(),
+            _ => false,
+        };
+        if done {
+            *self = BodyCursor::Done;
+        }
+        Ok(taken)
+    }
+
+    /// The sender closed: the end of a close-delimited body, a truncation of any other.
+    pub fn end_of_stream(&mut self) -> Result<(), BodyError> {
+        match self {
+            BodyCursor::Close | BodyCursor::Done => {
+                *self = BodyCursor::Done;
+                Ok(())
+            }
+            _ => Err(BodyError::Truncated),
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        matches!(self, BodyCursor::Done)
+    }
+}
+
+/// A scanner for the chunked coding (RFC 9112 §7.1): sizes, data, and trailer lines.
+#[derive(Debug, Default)]
+pub struct Chunked {
+    state: State,
+    size: u64,
+    digits: u8,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// In a size line: hex digits, then maybe an extension, up to CR.
+    #[default]
+    Size,
+    Extension,
+    SizeLf,
+    Data,
+    DataCr,
+    DataLf,
+    /// At the start of a trailer line (or of the final empty line).
+    TrailerStart,
+    Trailer,
+    TrailerLf,
+    FinalLf,
+    Done,
+}
+
+impl Chunked {
+    pub fn is_done(&self) -> bool {
+        self.state == State::Done
+    }
+
+    /// Consumes bytes up to the end of the body; returns how many belong to it.
+    pub fn scan(&mut self, bytes: &[u8]) -> Result<usize, BodyError> {
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            match self.state {
+                State::Size => match b {
+                    b'\r' if self.digits > 0 => self.state = State::SizeLf,
+                    b';' | b' ' | b'\t' if self.digits > 0 => self.state = State::Extension,
+                    _ => {
+                        let digit = (b as char).to_digit(16).ok_or(BodyError::BadChunk)?;
+                        self.digits += 1;
+                        // 16 hex digits fill a u64; more is an attack or an error.
+                        if self.digits > 16 {
+                            return Err(BodyError::BadChunk);
+                        }
+                        self.size = self.size << 4 | u64::from(digit);
+                    }
+                },
+                State::Extension => {
+                    if b == b'\r' {
+                        self.state = State::SizeLf;
+                    }
+                }
+                State::SizeLf => {
+                    expect(b, b'\n')?;
+                    self.state = if self.size == 0 {
+                        State::TrailerStart
+                    } else {
+                        State::Data
+                    };
+                }
+                State::Data => {
+                    let n = usize::try_from(self.size)
+                        .map_or(bytes.len() - i, |s| s.min(bytes.len() - i));
+                    self.size -= n as u64;
+                    i += n;
+                    if self.size == 0 {
+                        self.state = State::DataCr;
+                    }
+                    continue;
+                }
+                State::DataCr => {
+                    expect(b, b'\r')?;
+                    self.state = State::DataLf;
+                }
+                State::DataLf => {
+                    expect(b, b'\n')?;
+                    self.state = State::Size;
+                    self.digits = 0;
+                }
+                State::TrailerStart => {
+                    self.state = if b == b'\r' {
+                        State::FinalLf
+                    } else {
+                        State::Trailer
+                    };
+                }
+                State::Trailer => {
+                    if b == b'\r' {
+                        self.state = State::TrailerLf;
+                    }
+                }
+                State::TrailerLf => {
+                    expect(b, b'\n')?;
+                    self.state = State::TrailerStart;
+                }
+                State::FinalLf => {
+                    expect(b, b'\n')?;
+                    self.state = State::Done;
+                    return Ok(i + 1);
+                }
+                State::Done => return Ok(i),
+            }
+            i += 1;
+        }
+        Ok(i)
+    }
+}
+
+fn expect(got: u8, wanted: u8) -> Result<(), BodyError> {
+    if got == wanted {
+        Ok(())
+    } else {
+        Err(BodyError::BadChunk)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `wire` in pieces of `step` bytes; returns the body's length as found.
+    fn body_len(wire: &[u8], step: usize) -> Result<usize, BodyError> {
+        let mut c = BodyCursor::new(Framing::Chunked);
+        let mut taken = 0;
+        for piece in wire.chunks(step) {
+            let n = c.take(piece)?;
+            taken += n;
+            if c.is_done() {
+                return Ok(taken);
+            }
+            assert_eq!(n, piece.len(), "a body that is not done takes every byte");
+        }
+        Err(BodyError::Truncated)
+    }
+
+    #[test]
+    fn chunked_bodies_end_where_they_end_however_they_are_split() {
+        let body: &[u8] = b"5\r\nhello\r\n1a;name=value\r\nabcdefghijklmnopqrstuvwxyz\r\n0\r\n\r\n";
+        let mut wire = body.to_vec();
+        wire.extend_from_slice(b"GET /next HTTP/1.1\r\n\r\n");
+        for step in 1..=wire.len() {
+            assert_eq!(body_len(&wire, step), Ok(body.len()), "step {step}");
+        }
+    }
+
+    #[test]
+    fn trailers_belong_to_the_body() {
+        let body: &[u8] = b"3\r\nabc\r\n0\r\ngrpc-status: 0\r\nx-t: 1\r\n\r\n";
+        let mut wire = body.to_vec();
+        wire.extend_from_slice(b"extra");
+        for step in 1..=wire.len() {
+            assert_eq!(body_len(&wire, step), Ok(body.len()), "step {step}");
+        }
+    }
+
+    #[test]
+    fn broken_chunks_are_errors() {
+        for bad in [
+            &b"x\r\n"[..],
+            b"\r\n",
+            b"3\r\nabcX",
+            b"3\nabc",
+            b"11111111111111111\r\n",
+            b"0\r\n\rX",
+        ] {
+            assert_eq!(body_len(bad, bad.len()), Err(BodyError::BadChunk), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn lengths_take_exactly_their_count() {
+        let mut c = BodyCursor::new(Framing::Length(5));
+        assert_eq!(c.take(b"abc"), Ok(3));
+        assert!(!c.is_done());
+        assert_eq!(c.take(b"defgh"), Ok(2));
+        assert!(c.is_done());
+        assert_eq!(c.take(b"more"), Ok(0));
+        let mut short = BodyCursor::new(Framing::Length(5));
+        assert_eq!(short.take(b"ab"), Ok(2));
+        assert_eq!(short.end_of_stream(), Err(BodyError::Truncated));
+    }
+
+    #[test]
+    fn a_close_delimited_body_ends_with_the_stream() {
+        let mut c = BodyCursor::new(Framing::Close);
+        assert_eq!(c.take(b"anything"), Ok(8));
+        assert!(!c.is_done());
+        assert_eq!(c.end_of_stream(), Ok(()));
+        assert!(c.is_done());
+        assert!(BodyCursor::new(Framing::Empty).is_done());
+    }
+}

@@ -1,0 +1,359 @@
+//! Parsed HTTP/1 heads kept as offsets into the bytes they came in: routing reads fields in
+//! place, forwarding copies them through, and nothing becomes a map.
+
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+use http::header::HeaderName;
+
+use crate::table::Fields;
+
+/// Most fields a head may carry here; a larger head goes to hyper, which answers it.
+pub const MAX_FIELDS: usize = 128;
+
+/// What a field means to a proxy: decided once, when the head is parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Host,
+    ContentLength,
+    TransferEncoding,
+    Connection,
+    /// Hop-by-hop by definition (RFC 9110 §7.6.1): Keep-Alive, Proxy-Connection, TE, Upgrade.
+    HopByHop,
+    Upgrade,
+    Expect,
+    ContentType,
+    ForwardedFor,
+    ForwardedProto,
+    ForwardedHost,
+    Other,
+}
+
+impl Kind {
+    fn of(name: &[u8]) -> Kind {
+        let is = |known: &str| name.eq_ignore_ascii_case(known.as_bytes());
+        // Length first: most fields are rejected by one comparison of integers.
+        match name.len() {
+            2 if is("te") => Kind::HopByHop,
+            4 if is("host") => Kind::Host,
+            6 if is("expect") => Kind::Expect,
+            7 if is("upgrade") => Kind::Upgrade,
+            10 if is("connection") => Kind::Connection,
+            10 if is("keep-alive") => Kind::HopByHop,
+            12 if is("content-type") => Kind::ContentType,
+            14 if is("content-length") => Kind::ContentLength,
+            15 if is("x-forwarded-for") => Kind::ForwardedFor,
+            16 if is("x-forwarded-host") => Kind::ForwardedHost,
+            16 if is("proxy-connection") => Kind::HopByHop,
+            17 if is("x-forwarded-proto") => Kind::ForwardedProto,
+            17 if is("transfer-encoding") => Kind::TransferEncoding,
+            _ => Kind::Other,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub name: Range<usize>,
+    pub value: Range<usize>,
+    pub kind: Kind,
+}
+
+/// How a message's body is delimited on the wire; the bytes pass through unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Framing {
+    #[default]
+    Empty,
+    Length(u64),
+    Chunked,
+    /// Until the upstream closes (responses only).
+    Close,
+}
+
+/// The fields both heads share, with the connection-level facts found while parsing.
+#[derive(Debug, Default)]
+pub struct FieldList {
+    pub fields: Vec<Field>,
+    /// `Connection: close`.
+    pub close: bool,
+    /// `Connection` names a field beyond the fixed hop-by-hop ones: it must not be forwarded.
+    pub connection_names_fields: bool,
+    /// `Connection: upgrade`.
+    pub connection_upgrade: bool,
+}
+
+impl FieldList {
+    fn fill(&mut self, buf: &[u8], base: *const u8, parsed: &[httparse::Header<'_>]) {
+        self.fields.clear();
+        self.close = false;
+        self.connection_names_fields = false;
+        self.connection_upgrade = false;
+        for h in parsed {
+            let name = offset(base, h.name.as_bytes());
+            let value = offset(base, h.value);
+            let kind = Kind::of(h.name.as_bytes());
+            if kind == Kind::Connection {
+                for token in tokens(&buf[value.clone()]) {
+                    if token.eq_ignore_ascii_case(b"close") {
+                        self.close = true;
+                    } else if token.eq_ignore_ascii_case(b"upgrade") {
+                        self.connection_upgrade = true;
+                    } else if !is_fixed_token(token) {
+                        self.connection_names_fields = true;
+                    }
+                }
+            }
+            self.fields.push(Field { name, value, kind });
+        }
+    }
+
+    /// Whether this field is hop-by-hop for this message (fixed ones, and those `Connection`
+    /// names).
+    pub fn is_hop_by_hop(&self, buf: &[u8], field: &Field) -> bool {
+        match field.kind {
+            Kind::Connection | Kind::HopByHop | Kind::Upgrade => true,
+            Kind::Other if self.connection_names_fields => {
+                let name = &buf[field.name.clone()];
+                self.fields
+                    .iter()
+                    .filter(|f| f.kind == Kind::Connection)
+                    .flat_map(|f| tokens(&buf[f.value.clone()]))
+                    .any(|t| t.eq_ignore_ascii_case(name))
+            }
+            _ => false,
+        }
+    }
+
+    /// The body's framing from Content-Length and Transfer-Encoding. `None`: malformed or
+    /// ambiguous (both present, repeated lengths, a coding other than chunked last).
+    fn framing(&self, buf: &[u8], request: bool) -> Option<Framing> {
+        let mut length: Option<u64> = None;
+        let mut chunked = false;
+        let mut codings = false;
+        for f in &self.fields {
+            match f.kind {
+                Kind::ContentLength => {
+                    let n = parse_length(&buf[f.value.clone()])?;
+                    if length.is_some_and(|l| l != n) {
+                        return None;
+                    }
+                    length = Some(n);
+                }
+                Kind::TransferEncoding => {
+                    codings = true;
+                    // Only the last coding decides; `chunked` must be it.
+                    chunked = tokens(&buf[f.value.clone()])
+                        .last()
+                        .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
+                }
+                _ => {}
+            }
+        }
+        match (codings, length) {
+            (true, Some(_)) => None,
+            (true, _) if chunked => Some(Framing::Chunked),
+            // A request whose last coding is not chunked cannot be delimited (RFC 9112 §6.3).
+            (true, _) if request => None,
+            (true, _) => Some(Framing::Close),
+            (false, Some(0)) => Some(Framing::Empty),
+            (false, Some(n)) => Some(Framing::Length(n)),
+            (false, None) if request => Some(Framing::Empty),
+            (false, None) => Some(Framing::Close),
+        }
+    }
+}
+
+/// A request head this engine forwards itself, or why hyper must serve it instead.
+#[derive(Debug, Default)]
+pub struct RequestHead {
+    /// Bytes from the request line through the blank line.
+    pub len: usize,
+    pub method: Range<usize>,
+    pub target: Range<usize>,
+    pub list: FieldList,
+    pub host: Option<Range<usize>>,
+    pub framing: Option<Framing>,
+    /// Something only hyper's full HTTP/1 server handles (see `Parsed::Hyper`).
+    pub unusual: bool,
+}
+
+pub enum Parsed {
+    /// The head is complete: `RequestHead` describes it.
+    Complete,
+    Partial,
+    /// Malformed, too large, or a shape this engine leaves to hyper: HTTP/1.0, absolute-form,
+    /// CONNECT, Upgrade, Expect, gRPC, ambiguous framing.
+    Hyper,
+}
+
+impl RequestHead {
+    pub fn parse(&mut self, buf: &[u8], max_fields: usize) -> Parsed {
+        let mut slots: [MaybeUninit<httparse::Header<'_>>; MAX_FIELDS] =
+            [const { MaybeUninit::uninit() }; MAX_FIELDS];
+        let mut req = httparse::Request::new(&mut []);
+        let len = match req.parse_with_uninit_headers(buf, &mut slots) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => return Parsed::Partial,
+            Err(_) => return Parsed::Hyper,
+        };
+        let (Some(method), Some(target), Some(1)) = (req.method, req.path, req.version) else {
+            return Parsed::Hyper;
+        };
+        if req.headers.len() > max_fields {
+            return Parsed::Hyper;
+        }
+        let base = buf.as_ptr();
+        self.len = len;
+        self.method = offset(base, method.as_bytes());
+        self.target = offset(base, target.as_bytes());
+        self.list.fill(buf, base, req.headers);
+        self.host = None;
+        let mut unusual = !target.starts_with('/') || method == "CONNECT";
+        for f in &self.list.fields {
+            match f.kind {
+                Kind::Host if self.host.is_some() => unusual = true,
+                Kind::Host => self.host = Some(f.value.clone()),
+                Kind::Upgrade | Kind::Expect => unusual = true,
+                Kind::ContentType => {
+                    unusual |= buf[f.value.clone()].starts_with(b"application/grpc")
+                }
+                _ => {}
+            }
+        }
+        self.framing = self.list.framing(buf, true);
+        self.unusual = unusual || self.framing.is_none() || self.list.connection_upgrade;
+        if self.unusual {
+            Parsed::Hyper
+        } else {
+            Parsed::Complete
+        }
+    }
+
+    /// The path without the query, as routes match it.
+    pub fn path<'b>(&self, buf: &'b [u8]) -> &'b str {
+        let target = &buf[self.target.clone()];
+        let path = match target.iter().position(|&b| b == b'?') {
+            Some(q) => &target[..q],
+            None => target,
+        };
+        // httparse admits only visible ASCII in the target.
+        std::str::from_utf8(path).unwrap_or("/")
+    }
+
+    pub fn host<'b>(&self, buf: &'b [u8]) -> Option<&'b str> {
+        let range = self.host.clone()?;
+        std::str::from_utf8(&buf[range]).ok()
+    }
+
+    pub fn is_head(&self, buf: &[u8]) -> bool {
+        &buf[self.method.clone()] == b"HEAD"
+    }
+}
+
+/// A request head's fields in its buffer, as routing reads them.
+pub struct HeadFields<'a> {
+    pub buf: &'a [u8],
+    pub list: &'a FieldList,
+}
+
+impl Fields for HeadFields<'_> {
+    fn values<'a>(&'a self, name: &'a HeaderName) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let wanted = name.as_str().as_bytes();
+        self.list
+            .fields
+            .iter()
+            .filter(move |f| self.buf[f.name.clone()].eq_ignore_ascii_case(wanted))
+            .map(move |f| &self.buf[f.value.clone()])
+    }
+}
+
+/// An upstream's response head.
+#[derive(Debug, Default)]
+pub struct ResponseHead {
+    pub len: usize,
+    pub status: u16,
+    pub reason: Range<usize>,
+    pub list: FieldList,
+    pub framing: Framing,
+    /// The upstream will not take another request on this connection.
+    pub close: bool,
+}
+
+pub enum ParsedResponse {
+    Complete,
+    Partial,
+    Malformed,
+}
+
+impl ResponseHead {
+    /// `head_request`: the request was HEAD, so no body follows whatever the fields say.
+    pub fn parse(&mut self, buf: &[u8], head_request: bool) -> ParsedResponse {
+        // (httparse parses responses into initialised slots only.)
+        let mut slots = [httparse::EMPTY_HEADER; MAX_FIELDS];
+        let mut resp = httparse::Response::new(&mut slots);
+        let len = match resp.parse(buf) {
+            Ok(httparse::Status::Complete(len)) => len,
+            Ok(httparse::Status::Partial) => return ParsedResponse::Partial,
+            Err(_) => return ParsedResponse::Malformed,
+        };
+        let (Some(version), Some(status)) = (resp.version, resp.code) else {
+            return ParsedResponse::Malformed;
+        };
+        let base = buf.as_ptr();
+        self.len = len;
+        self.status = status;
+        self.reason = offset(base, resp.reason.unwrap_or("").as_bytes());
+        if self.reason.is_empty() {
+            self.reason = 0..0;
+        }
+        self.list.fill(buf, base, resp.headers);
+        let bodiless = head_request || (100..200).contains(&status) || status == 204 || status == 304;
+        self.framing = match self.list.framing(buf, false) {
+            None => return ParsedResponse::Malformed,
+            Some(_) if bodiless => Framing::Empty,
+            Some(f) => f,
+        };
+        // HTTP/1.0 closes unless told otherwise; keep-alive negotiation with 1.0 upstreams is
+        // not worth having.
+        self.close = self.list.close || version == 0 || self.framing == Framing::Close;
+        ParsedResponse::Complete
+    }
+}
+
+fn offset(base: *const u8, part: &[u8]) -> Range<usize> {
+    // httparse returns slices of the buffer it parsed.
+    let start = (part.as_ptr() as usize).wrapping_sub(base as usize);
+    start..start + part.len()
+}
+
+fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+/// Connection tokens that name no field of their own, or one removed anyway.
+fn is_fixed_token(token: &[u8]) -> bool {
+    [
+        &b"close"[..],
+        b"keep-alive",
+        b"upgrade",
+        b"te",
+        b"transfer-encoding",
+        b"proxy-connection",
+    ]
+    .iter()
+    .any(|fixed| token.eq_ignore_ascii_case(fixed))
+}
+
+/// Digits only, as RFC 9110 §8.6 has it; no sign, no spaces inside, no overflow.
+fn parse_length(value: &[u8]) -> Option<u64> {
+    let digits = value.trim_ascii();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}

@@ -1,0 +1,22 @@
+//! The HTTP/1 forwarding engine: requests and responses pass through as bytes.
+//!
+//! hyper parses every head into a map and encodes it again on both legs; for a proxy that
+//! forwards most fields unchanged that was most of its user-space work per request. Here a
+//! head is parsed once (httparse) into offsets, routing reads fields in place, the other leg
+//! gets the same bytes less the hop-by-hop fields plus the forwarding ones, and bodies are
+//! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 4 KiB.
+//!
+//! It serves the common shape only: HTTP/1.1, origin-form, Content-Length or chunked, to a
+//! route whose endpoints all speak HTTP/1 and that mirrors nothing. Anything else — HTTP/1.0,
+//! Upgrade, Expect, gRPC, CONNECT, absolute-form, ambiguous framing, malformed or oversized
+//! heads, no route — hands the connection to hyper's server for the rest of its life, with the
+//! bytes already read put back in front.
+
+mod conn;
+mod encode;
+mod exchange;
+mod framing;
+mod head;
+mod rewind;
+
+pub use conn::{Connection, Limits, ToHyper};
