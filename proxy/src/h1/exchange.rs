@@ -111,7 +111,7 @@ where
                     backend
                         .stats
                         .record(&Outcome::error(UpstreamError::Timeout, limit));
-                    Err(Failed::Upstream(UpstreamError::Timeout, backend))
+                    Err(Failed::RouteTimeout)
                 }
             }
         }
@@ -119,6 +119,10 @@ where
     match sent {
         Ok(upstream) => respond(client, upstream, close).await,
         Err(Failed::ClientGone) => After::Close,
+        Err(Failed::RouteTimeout) => {
+            let cause = "request timed out (route timeout)";
+            local(client, StatusCode::GATEWAY_TIMEOUT, cause, close || !body.is_done()).await
+        }
         Err(Failed::Upstream(err, backend)) => {
             let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_GATEWAY);
             let cause = format!("{} ({} backend)", failure_cause(err), backend.role.as_str());
@@ -139,6 +143,8 @@ struct Upstream<'r> {
 enum Failed<'r> {
     /// Recorded against the backend already.
     Upstream(UpstreamError, &'r Backend),
+    /// The route's own deadline passed (recorded as a timeout of the chosen side).
+    RouteTimeout,
     ClientGone,
 }
 
