@@ -133,6 +133,14 @@ pub struct RawLimits {
     pub max_headers: Option<usize>,
     pub idle_timeout: Option<ConfigDuration>,
     pub shutdown_grace: Option<ConfigDuration>,
+    pub http1_engine: Option<RawHttp1Engine>,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RawHttp1Engine {
+    Passthrough,
+    Hyper,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
 use super::drain::{Drain, Graceful, Member};
-use super::spec::LimitsSpec;
+use super::spec::{Http1Engine, LimitsSpec};
 use super::tls::ReloadableTls;
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::{BoxError, ResponseBody};
@@ -155,6 +155,7 @@ struct Builders {
     h2: http2::Builder<TokioExecutor>,
     head_timeout: Duration,
     h1_limits: h1::Limits,
+    passthrough: bool,
 }
 
 impl Builders {
@@ -180,6 +181,7 @@ impl Builders {
                 max_header_bytes: limits.max_header_bytes,
                 max_headers: limits.max_headers,
             },
+            passthrough: limits.http1_engine == Http1Engine::Passthrough,
         }
     }
 }
@@ -216,14 +218,20 @@ impl Conn {
                 let deadline = Deadline::default();
                 deadline.set(accepted, builders.head_timeout);
                 let io = DeadlineIo::new(io, deadline.clone());
-                let limits = builders.h1_limits;
-                let to_hyper: ToHyper<I> = {
-                    let (builders, deadline, state) =
-                        (builders.clone(), deadline.clone(), conn_state.clone());
-                    Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
-                };
-                let conn = h1::Connection::new(io, deadline, conn_state, limits, to_hyper);
-                member.watch(conn).await
+                if builders.passthrough {
+                    let limits = builders.h1_limits;
+                    let to_hyper: ToHyper<I> = {
+                        let (builders, deadline, state) =
+                            (builders.clone(), deadline.clone(), conn_state.clone());
+                        Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
+                    };
+                    let conn = h1::Connection::new(io, deadline, conn_state, limits, to_hyper);
+                    member.watch(conn).await
+                } else {
+                    member
+                        .watch(hyper_h1(&builders, io, deadline, conn_state))
+                        .await
+                }
             }
             Protocol::Http2 => {
                 let service = service_fn(move |req| {

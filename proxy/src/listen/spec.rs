@@ -36,6 +36,18 @@ pub struct LimitsSpec {
     pub idle_timeout: Duration,
     /// On SIGTERM/SIGINT, in-flight requests get this long to finish.
     pub shutdown_grace: Duration,
+    /// How HTTP/1 requests are forwarded.
+    pub http1_engine: Http1Engine,
+}
+
+/// `Passthrough` forwards the common HTTP/1 request as bytes (`crate::h1`) and hands anything
+/// unusual to hyper; `Hyper` sends every request through hyper's server and client — the
+/// reference the passthrough engine is measured against, and a way back should it misbehave.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Http1Engine {
+    #[default]
+    Passthrough,
+    Hyper,
 }
 
 impl Default for LimitsSpec {
@@ -47,6 +59,7 @@ impl Default for LimitsSpec {
             max_headers: 100,
             idle_timeout: Duration::from_secs(300),
             shutdown_grace: Duration::from_secs(30),
+            http1_engine: Http1Engine::default(),
         }
     }
 }

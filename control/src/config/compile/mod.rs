@@ -12,11 +12,11 @@ mod route;
 
 use std::path::Path;
 
-use weir_proxy::listen::spec::LimitsSpec;
+use weir_proxy::listen::spec::{Http1Engine, LimitsSpec};
 use weir_proxy::table::spec::TableSpec;
 
 use super::check::{Checker, Problem};
-use super::model::{RawConfig, RawLimits};
+use super::model::{RawConfig, RawHttp1Engine, RawLimits};
 use super::Config;
 
 pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
@@ -73,5 +73,10 @@ fn limits(raw: &RawLimits, check: &mut Checker) -> LimitsSpec {
         shutdown_grace: check
             .duration("limits.shutdown_grace", raw.shutdown_grace)
             .unwrap_or(default.shutdown_grace),
+        http1_engine: match raw.http1_engine {
+            None => default.http1_engine,
+            Some(RawHttp1Engine::Passthrough) => Http1Engine::Passthrough,
+            Some(RawHttp1Engine::Hyper) => Http1Engine::Hyper,
+        },
     }
 }
