@@ -2,7 +2,8 @@
 //!
 //! Two nginx upstreams (stable, canary) on CPU 1; each proxy in turn on CPU 0 with the same
 //! 80/20 split and keep-alive to the upstreams: weir (one worker thread, and its default
-//! multi-thread runtime), nginx (one worker), HAProxy (one thread), and "direct" (no proxy).
+//! multi-thread runtime), nginx (one worker), HAProxy (one thread), "direct" (no proxy), and weir
+//! with `http1_engine: hyper` (one worker) as the reference for its own HTTP/1 engine.
 //! Rounds are interleaved (A B C … A B C …) and medians reported. Every run is bounded in time
 //! and talks to 127.0.0.1 only. Reports; asserts nothing.
 
@@ -128,6 +129,9 @@ enum Kind {
     WeirMulti,
     Nginx,
     Haproxy,
+    /// weir with every HTTP/1 request through hyper: the in-run reference for the
+    /// passthrough engine.
+    WeirHyper,
 }
 
 impl Kind {
@@ -138,6 +142,7 @@ impl Kind {
             Kind::WeirMulti => "weir (default runtime)",
             Kind::Nginx => "nginx (1 worker)",
             Kind::Haproxy => "HAProxy (1 thread)",
+            Kind::WeirHyper => "weir, hyper engine (1 worker)",
         }
     }
 }
@@ -155,16 +160,19 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
     let d = s.dir.display();
     let proc = match kind {
         Kind::Direct => return (None, s.stable),
-        Kind::WeirOne | Kind::WeirMulti => {
+        Kind::WeirOne | Kind::WeirMulti | Kind::WeirHyper => {
             let conf = s.dir.join("weir.yaml");
-            std::fs::write(&conf, weir_config(port, s.stable, s.canary, 20))
-                .expect("write weir config");
+            let mut yaml = weir_config(port, s.stable, s.canary, 20);
+            if kind == Kind::WeirHyper {
+                yaml = yaml.replace("limits: {", "limits: {http1_engine: hyper, ");
+            }
+            std::fs::write(&conf, yaml).expect("write weir config");
             let weir = s.weir.display().to_string();
             let conf = conf.display().to_string();
-            if kind == Kind::WeirOne {
-                Proc::pinned("0", &weir, &["--workers", "1", "run", "--config", &conf])
-            } else {
+            if kind == Kind::WeirMulti {
                 Proc::pinned("0", &weir, &["run", "--config", &conf])
+            } else {
+                Proc::pinned("0", &weir, &["--workers", "1", "run", "--config", &conf])
             }
         }
         Kind::Nginx => {
@@ -413,6 +421,7 @@ fn main() {
         Kind::WeirMulti,
         Kind::Nginx,
         Kind::Haproxy,
+        Kind::WeirHyper,
     ];
     let mut results: Vec<Vec<Run>> = vec![Vec::new(); kinds.len()];
 

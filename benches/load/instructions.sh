@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# User-space instructions per proxied request, weir vs nginx, counted by callgrind. Unlike
+# User-space instructions per proxied request, weir (both HTTP/1 engines) vs nginx, counted by
+# callgrind. Unlike
 # seconds, instruction counts repeat on a shared, noisy machine, so this is the number to
 # optimise against; the side-by-side run (run.sh) says what they are worth in req/s.
 #
@@ -68,6 +69,9 @@ routes:
   canary: {addresses: ["127.0.0.1:$canary"]}
   canary_weight: 20
 EOF
+# The same, with every HTTP/1 request through hyper's server and client: the reference the
+# byte-forwarding engine is measured against.
+sed 's/^routes:/limits: {http1_engine: hyper}\nroutes:/' "$dir/weir.yaml" >"$dir/weir-hyper.yaml"
 cat >"$dir/nginx-proxy.conf" <<EOF
 worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid $dir/proxy.pid;
 events { worker_connections 8192; }
@@ -82,6 +86,7 @@ run() {
   local kind=$1 load=$2 out="$dir/callgrind.$1.$2" requests=0
   case $kind in
     weir) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" "$weir" --workers 1 run --config "$dir/weir.yaml" >/dev/null 2>&1 & ;;
+    weir-hyper) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" "$weir" --workers 1 run --config "$dir/weir-hyper.yaml" >/dev/null 2>&1 & ;;
     nginx) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" nginx -p "$dir" -c "$dir/nginx-proxy.conf" >/dev/null 2>&1 & ;;
   esac
   local vg=$!
@@ -99,7 +104,7 @@ run() {
 }
 
 declare -A per_request
-for kind in weir nginx; do
+for kind in weir weir-hyper nginx; do
   read -r idle _ < <(run "$kind" no)
   read -r loaded requests < <(run "$kind" yes)
   per_request[$kind]=$(((loaded - idle) / requests))
@@ -109,7 +114,7 @@ done
 echo
 echo "| proxy | instructions per request (user space) | vs nginx |"
 echo "|---|---|---|"
-for kind in weir nginx; do
+for kind in weir weir-hyper nginx; do
   ratio=$(awk -v a="${per_request[$kind]}" -v b="${per_request[nginx]}" 'BEGIN {printf "%.2f", a / b}')
   echo "| $kind | ${per_request[$kind]} | $ratio |"
 done

@@ -28,7 +28,12 @@ pub fn request_head(out: &mut Vec<u8>, buf: &[u8], head: &RequestHead, client: &
     }
     out.extend_from_slice(b"x-forwarded-for: ");
     if xff.is_some() {
-        for f in head.list.fields.iter().filter(|f| f.kind == Kind::ForwardedFor) {
+        for f in head
+            .list
+            .fields
+            .iter()
+            .filter(|f| f.kind == Kind::ForwardedFor)
+        {
             out.extend_from_slice(&buf[f.value.clone()]);
             out.extend_from_slice(b", ");
         }

@@ -91,7 +91,13 @@ where
     encode::request_head(&mut client.out, &client.buf, &client.head, info);
     let head_len = client.head.len;
     let Ok(prefix) = body.take(&client.buf[head_len..]) else {
-        return local(client, StatusCode::BAD_REQUEST, "malformed chunked body", true).await;
+        return local(
+            client,
+            StatusCode::BAD_REQUEST,
+            "malformed chunked body",
+            true,
+        )
+        .await;
     };
     client
         .out
@@ -121,7 +127,13 @@ where
         Err(Failed::ClientGone) => After::Close,
         Err(Failed::RouteTimeout) => {
             let cause = "request timed out (route timeout)";
-            local(client, StatusCode::GATEWAY_TIMEOUT, cause, close || !body.is_done()).await
+            local(
+                client,
+                StatusCode::GATEWAY_TIMEOUT,
+                cause,
+                close || !body.is_done(),
+            )
+            .await
         }
         Err(Failed::Upstream(err, backend)) => {
             let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_GATEWAY);

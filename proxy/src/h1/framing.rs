@@ -237,7 +237,11 @@ mod tests {
             b"11111111111111111\r\n",
             b"0\r\n\rX",
         ] {
-            assert_eq!(body_len(bad, bad.len()), Err(BodyError::BadChunk), "{bad:?}");
+            assert_eq!(
+                body_len(bad, bad.len()),
+                Err(BodyError::BadChunk),
+                "{bad:?}"
+            );
         }
     }
 

@@ -307,7 +307,8 @@ impl ResponseHead {
             self.reason = 0..0;
         }
         self.list.fill(buf, base, resp.headers);
-        let bodiless = head_request || (100..200).contains(&status) || status == 204 || status == 304;
+        let bodiless =
+            head_request || (100..200).contains(&status) || status == 204 || status == 304;
         self.framing = match self.list.framing(buf, false) {
             None => return ParsedResponse::Malformed,
             Some(_) if bodiless => Framing::Empty,

@@ -14,7 +14,6 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-
 pub use backend::{Backend, BackendStats};
 pub use compile::Compiler;
 pub use error::{TableError, TableErrors};

@@ -143,9 +143,7 @@ impl Route {
 fn sticky_key<'h, F: Fields + ?Sized>(sticky: &'h Sticky, headers: &'h F) -> Option<&'h [u8]> {
     match sticky {
         Sticky::Header(name) => headers.first(name),
-        Sticky::Cookie(name) => headers
-            .values(&COOKIE)
-            .find_map(|v| cookie_value(v, name)),
+        Sticky::Cookie(name) => headers.values(&COOKIE).find_map(|v| cookie_value(v, name)),
     }
 }
 

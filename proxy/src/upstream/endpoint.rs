@@ -247,7 +247,9 @@ impl Endpoint {
     pub fn evict_idle(&self) -> usize {
         let mut evicted = 0;
         for _ in 0..self.raw_idle.len() {
-            let Some(mut idle) = self.raw_idle.pop() else { break };
+            let Some(mut idle) = self.raw_idle.pop() else {
+                break;
+            };
             let stale = idle.since.elapsed() > self.key.idle_timeout || !idle.conn.is_usable();
             if stale || self.raw_idle.push(idle).is_err() {
                 evicted += 1;
