@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
-use super::exchange::{exchange, read_more, After, ClientSide};
+use super::buffer::{self, read_more};
+use super::exchange::{exchange, After, ClientSide};
 use super::head::{HeadFields, Parsed};
 use super::rewind::Rewind;
 use crate::deadline::{Deadline, DeadlineIo};
@@ -190,6 +191,7 @@ where
         if after == After::Close || flags.draining.load(Ordering::Acquire) {
             return close(client).await;
         }
+        buffer::settle(&mut client.buf);
         deadline.set(Instant::now(), limits.head_timeout);
     }
 }

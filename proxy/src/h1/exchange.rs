@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
 use http::StatusCode;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
+use super::buffer::{self, read_more, BodyReads};
 use super::encode;
 use super::framing::BodyCursor;
 use super::head::{Framing, ParsedResponse, RequestHead, ResponseHead};
@@ -22,9 +23,6 @@ use crate::upstream::{RawConn, RawLease};
 const STALE_RETRIES: usize = 2;
 /// Largest upstream response head accepted; past it the response is malformed.
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
-/// A read is given at least this much room; buffers start at `READ_CHUNK` and stay small.
-const MIN_READ: usize = 1024;
-const READ_CHUNK: usize = 4096;
 
 /// A client connection's bytes and the scratch space its exchanges reuse.
 pub struct ClientSide<I> {
@@ -42,7 +40,7 @@ impl<I: AsyncRead + AsyncWrite + Unpin> ClientSide<I> {
     pub fn new(io: DeadlineIo<I>) -> Self {
         ClientSide {
             io,
-            buf: BytesMut::with_capacity(READ_CHUNK),
+            buf: BytesMut::with_capacity(buffer::INITIAL),
             out: Vec::new(),
             head: RequestHead::default(),
             resp: ResponseHead::default(),
@@ -55,14 +53,6 @@ impl<I: AsyncRead + AsyncWrite + Unpin> ClientSide<I> {
 pub enum After {
     KeepAlive,
     Close,
-}
-
-/// Reads whatever arrives next, into room kept small.
-pub async fn read_more<R: AsyncRead + Unpin>(io: &mut R, buf: &mut BytesMut) -> io::Result<usize> {
-    if buf.capacity() - buf.len() < MIN_READ {
-        buf.reserve(READ_CHUNK);
-    }
-    io.read_buf(buf).await
 }
 
 /// Forwards the request whose head `client.head` describes and answers the client.
@@ -84,7 +74,7 @@ where
         &client.buf[client.head.method.clone()],
         b"GET" | b"HEAD" | b"OPTIONS" | b"PUT" | b"DELETE" | b"TRACE"
     );
-    let mut body = BodyCursor::new(client.head.framing.unwrap_or(Framing::Empty));
+    let mut body = BodyCursor::new(client.head.framing);
 
     // The upstream's head, and as much of the body as has arrived, in one write.
     client.out.clear();
@@ -265,8 +255,9 @@ where
     if let Err(err) = conn.io.write_all(&client.out).await {
         return Err(upstream_io(&err, true));
     }
+    let mut reads = BodyReads::new();
     while !body.is_done() {
-        match read_more(&mut client.io, &mut client.buf).await {
+        match reads.read(&mut client.io, &mut client.buf).await {
             Ok(0) | Err(_) => return Err(Delivery::ClientGone),
             Ok(_) => {}
         }
@@ -339,8 +330,9 @@ where
     if client.io.write_all(&client.out).await.is_err() {
         return After::Close;
     }
+    let mut reads = BodyReads::new();
     while !body.is_done() {
-        match read_more(&mut conn.io, &mut conn.buf).await {
+        match reads.read(&mut conn.io, &mut conn.buf).await {
             Ok(0) => {
                 if body.end_of_stream().is_err() {
                     // Truncated: the client must see the connection end, not a short body.
@@ -360,8 +352,10 @@ where
         conn.buf.advance(n);
     }
     if upstream_keeps && conn.buf.is_empty() {
+        buffer::settle(&mut conn.buf);
         lease.endpoint().give_back_raw(conn);
     }
+    buffer::settle_vec(&mut client.out);
     if close {
         After::Close
     } else {

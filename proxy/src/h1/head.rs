@@ -125,14 +125,18 @@ impl FieldList {
     }
 
     /// The body's framing from Content-Length and Transfer-Encoding. `None`: malformed or
-    /// ambiguous (both present, repeated lengths, a coding other than chunked last).
+    /// ambiguous. Requests are held to the one plain shape each (a single Content-Length, or
+    /// a single `Transfer-Encoding: chunked`): anything else goes to hyper, so that no
+    /// request is framed one way here and another way upstream (request smuggling).
     fn framing(&self, buf: &[u8], request: bool) -> Option<Framing> {
         let mut length: Option<u64> = None;
+        let (mut lengths, mut codings) = (0, 0);
         let mut chunked = false;
-        let mut codings = false;
+        let mut only_chunked = false;
         for f in &self.fields {
             match f.kind {
                 Kind::ContentLength => {
+                    lengths += 1;
                     let n = parse_length(&buf[f.value.clone()])?;
                     if length.is_some_and(|l| l != n) {
                         return None;
@@ -140,20 +144,23 @@ impl FieldList {
                     length = Some(n);
                 }
                 Kind::TransferEncoding => {
-                    codings = true;
+                    codings += 1;
+                    let value = &buf[f.value.clone()];
                     // Only the last coding decides; `chunked` must be it.
-                    chunked = tokens(&buf[f.value.clone()])
+                    chunked = tokens(value)
                         .last()
                         .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
+                    only_chunked = value.trim_ascii().eq_ignore_ascii_case(b"chunked");
                 }
                 _ => {}
             }
         }
-        match (codings, length) {
+        if request && (lengths > 1 || codings > 1 || (codings == 1 && !only_chunked)) {
+            return None;
+        }
+        match (codings > 0, length) {
             (true, Some(_)) => None,
             (true, _) if chunked => Some(Framing::Chunked),
-            // A request whose last coding is not chunked cannot be delimited (RFC 9112 §6.3).
-            (true, _) if request => None,
             (true, _) => Some(Framing::Close),
             (false, Some(0)) => Some(Framing::Empty),
             (false, Some(n)) => Some(Framing::Length(n)),
@@ -172,9 +179,7 @@ pub struct RequestHead {
     pub target: Range<usize>,
     pub list: FieldList,
     pub host: Option<Range<usize>>,
-    pub framing: Option<Framing>,
-    /// Something only hyper's full HTTP/1 server handles (see `Parsed::Hyper`).
-    pub unusual: bool,
+    pub framing: Framing,
 }
 
 pub enum Parsed {
@@ -220,12 +225,12 @@ impl RequestHead {
                 _ => {}
             }
         }
-        self.framing = self.list.framing(buf, true);
-        self.unusual = unusual || self.framing.is_none() || self.list.connection_upgrade;
-        if self.unusual {
-            Parsed::Hyper
-        } else {
-            Parsed::Complete
+        match self.list.framing(buf, true) {
+            Some(framing) if !unusual && !self.list.connection_upgrade => {
+                self.framing = framing;
+                Parsed::Complete
+            }
+            _ => Parsed::Hyper,
         }
     }
 
@@ -357,4 +362,132 @@ fn parse_length(value: &[u8]) -> Option<u64> {
     digits.iter().try_fold(0u64, |n, &d| {
         n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(raw: &[u8]) -> (Parsed, RequestHead) {
+        let mut head = RequestHead::default();
+        let parsed = head.parse(raw, 100);
+        (parsed, head)
+    }
+
+    #[test]
+    fn a_plain_request_is_described_in_place() {
+        let raw = b"GET /a/b?c=1 HTTP/1.1\r\nHost: Example.com\r\nX-Canary: yes\r\n\r\nrest";
+        let (parsed, head) = request(raw);
+        assert!(matches!(parsed, Parsed::Complete));
+        assert_eq!(head.len, raw.len() - 4);
+        assert_eq!(head.path(raw), "/a/b");
+        assert_eq!(head.host(raw), Some("Example.com"));
+        assert_eq!(head.framing, Framing::Empty);
+        let fields = HeadFields {
+            buf: raw,
+            list: &head.list,
+        };
+        let name = HeaderName::from_static("x-canary");
+        assert_eq!(fields.first(&name), Some(&b"yes"[..]));
+        assert!(matches!(
+            request(b"GET / HTTP/1.1\r\nHost: a\r\n").0,
+            Parsed::Partial
+        ));
+    }
+
+    #[test]
+    fn bodies_are_framed_by_one_plain_field_or_left_to_hyper() {
+        let framing = |fields: &str| {
+            let raw = format!("POST / HTTP/1.1\r\nHost: a\r\n{fields}\r\n");
+            match request(raw.as_bytes()) {
+                (Parsed::Complete, head) => Some(head.framing),
+                _ => None,
+            }
+        };
+        assert_eq!(framing("Content-Length: 12\r\n"), Some(Framing::Length(12)));
+        assert_eq!(framing("Content-Length: 0\r\n"), Some(Framing::Empty));
+        assert_eq!(
+            framing("Transfer-Encoding: Chunked\r\n"),
+            Some(Framing::Chunked)
+        );
+        assert_eq!(framing(""), Some(Framing::Empty));
+        for ambiguous in [
+            "Content-Length: 5\r\nContent-Length: 5\r\n",
+            "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+            "Transfer-Encoding: gzip, chunked\r\n",
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+            "Transfer-Encoding: gzip\r\n",
+            "Content-Length: +5\r\n",
+            "Content-Length: 99999999999999999999999\r\n",
+        ] {
+            assert_eq!(framing(ambiguous), None, "{ambiguous:?}");
+        }
+    }
+
+    #[test]
+    fn unusual_requests_go_to_hyper() {
+        for raw in [
+            &b"GET / HTTP/1.0\r\nHost: a\r\n\r\n"[..],
+            b"GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",
+            b"CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n",
+            b"POST / HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            b"GET / HTTP/1.1\r\nbad header\r\n\r\n",
+        ] {
+            assert!(
+                matches!(request(raw).0, Parsed::Hyper),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
+        }
+    }
+
+    #[test]
+    fn responses_know_whether_a_body_follows_and_whether_the_connection_stays() {
+        let parse = |raw: &[u8], head_request: bool| {
+            let mut head = ResponseHead::default();
+            assert!(matches!(
+                head.parse(raw, head_request),
+                ParsedResponse::Complete
+            ));
+            (head.status, head.framing, head.close)
+        };
+        assert_eq!(
+            parse(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", false),
+            (200, Framing::Length(3), false)
+        );
+        assert_eq!(
+            parse(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n", true),
+            (200, Framing::Empty, false)
+        );
+        assert_eq!(
+            parse(
+                b"HTTP/1.1 304 Not Modified\r\nContent-Length: 3\r\n\r\n",
+                false
+            ),
+            (304, Framing::Empty, false)
+        );
+        assert_eq!(
+            parse(b"HTTP/1.1 200 OK\r\n\r\n", false),
+            (200, Framing::Close, true)
+        );
+        assert_eq!(
+            parse(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", false),
+            (200, Framing::Empty, true)
+        );
+        assert_eq!(
+            parse(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+                false
+            ),
+            (200, Framing::Chunked, false)
+        );
+        let mut head = ResponseHead::default();
+        assert!(matches!(
+            head.parse(b"HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n", false),
+            ParsedResponse::Malformed
+        ));
+    }
 }

@@ -4,7 +4,7 @@
 //! forwards most fields unchanged that was most of its user-space work per request. Here a
 //! head is parsed once (httparse) into offsets, routing reads fields in place, the other leg
 //! gets the same bytes less the hop-by-hop fields plus the forwarding ones, and bodies are
-//! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 4 KiB.
+//! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 1 KiB and grow only while a large body passes.
 //!
 //! It serves the common shape only: HTTP/1.1, origin-form, Content-Length or chunked, to a
 //! route whose endpoints all speak HTTP/1 and that mirrors nothing. Anything else — HTTP/1.0,
@@ -12,6 +12,7 @@
 //! heads, no route — hands the connection to hyper's server for the rest of its life, with the
 //! bytes already read put back in front.
 
+mod buffer;
 mod conn;
 mod encode;
 mod exchange;

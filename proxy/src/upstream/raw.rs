@@ -13,8 +13,9 @@ use crate::deadline::{Deadline, DeadlineIo};
 pub trait RawIo: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> RawIo for T {}
 
-/// The read buffer starts this small and grows only for a large head or body read.
-const INITIAL_READ_BUFFER: usize = 4096;
+/// The read buffer starts this small (a typical response head fits); the engine grows it
+/// for a large body and shrinks it again before the connection is pooled.
+const INITIAL_READ_BUFFER: usize = 1024;
 
 pub struct RawConn {
     pub io: DeadlineIo<Box<dyn RawIo>>,
