@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use http::HeaderMap;
+use weir_proxy::h1::head::{HeadFields, Parsed, RequestHead};
 use weir_proxy::stats::{LiveStats, Metrics, Outcome};
 use weir_proxy::table::spec::{
     BackendSpec, HeaderMatchSpec, HeaderRouteSpec, RouteSpec, StickySpec, TableSpec, Target,
@@ -77,6 +78,17 @@ fn headers() -> HeaderMap {
     h
 }
 
+/// The same request as the HTTP/1 passthrough engine sees it: a head parsed into offsets.
+const RAW_HEAD: &[u8] =
+    b"GET /cart/items HTTP/1.1\r\nHost: shop.example.com\r\nUser-Agent: bench/1.0\r\n\
+Accept: */*\r\nCookie: theme=dark; session=3f2a9c; lang=en\r\n\r\n";
+
+fn raw_head() -> RequestHead {
+    let mut head = RequestHead::default();
+    assert!(matches!(head.parse(RAW_HEAD, 100), Parsed::Complete));
+    head
+}
+
 fn match_and_pick(c: &mut Criterion) {
     let compiler = compiler();
     let h = headers();
@@ -96,6 +108,20 @@ fn match_and_pick(c: &mut Criterion) {
             })
         });
     }
+    let table: RouteTable = compiler.compile(&spec(false)).unwrap();
+    let head = raw_head();
+    c.bench_function("match+pick (raw head)", |b| {
+        b.iter(|| {
+            let buf = black_box(RAW_HEAD);
+            let fields = HeadFields {
+                buf,
+                list: &head.list,
+            };
+            let route = table.find(head.host(buf), head.path(buf), &fields).unwrap();
+            let role = route.choose(&fields);
+            black_box(route.backend(role).pick());
+        })
+    });
 }
 
 fn record(c: &mut Criterion) {
@@ -120,6 +146,21 @@ fn record(c: &mut Criterion) {
                 )
                 .unwrap();
             let backend = route.backend(route.choose(&h));
+            black_box(backend.pick());
+            backend.stats.record(black_box(&outcome()));
+        })
+    });
+
+    let head = raw_head();
+    c.bench_function("match+pick+record (raw head)", |b| {
+        b.iter(|| {
+            let buf = black_box(RAW_HEAD);
+            let fields = HeadFields {
+                buf,
+                list: &head.list,
+            };
+            let route = table.find(head.host(buf), head.path(buf), &fields).unwrap();
+            let backend = route.backend(route.choose(&fields));
             black_box(backend.pick());
             backend.stats.record(black_box(&outcome()));
         })

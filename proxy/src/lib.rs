@@ -5,7 +5,7 @@
 pub mod admin;
 mod deadline;
 pub mod forward;
-mod h1;
+pub mod h1;
 pub mod listen;
 pub mod plane;
 pub mod stats;

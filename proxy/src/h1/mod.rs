@@ -17,7 +17,7 @@ mod conn;
 mod encode;
 mod exchange;
 mod framing;
-mod head;
+pub mod head;
 mod rewind;
 
 pub use conn::{Connection, Limits, ToHyper};
