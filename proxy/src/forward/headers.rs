@@ -5,6 +5,7 @@ use http::header::{HeaderName, HeaderValue, CONNECTION, HOST, TE, TRANSFER_ENCOD
 use http::HeaderMap;
 
 use super::ClientInfo;
+use crate::h1::head::{is_fixed_token, tokens};
 
 static KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
 static PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
@@ -60,25 +61,7 @@ impl HopByHop {
 }
 
 fn connection_tokens(value: &HeaderValue) -> impl Iterator<Item = &[u8]> {
-    value
-        .as_bytes()
-        .split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .filter(|t| !t.is_empty())
-}
-
-/// Connection tokens that name no field of their own, or one removed anyway.
-fn is_fixed_token(token: &[u8]) -> bool {
-    [
-        &b"close"[..],
-        b"keep-alive",
-        b"upgrade",
-        b"te",
-        b"transfer-encoding",
-        b"proxy-connection",
-    ]
-    .iter()
-    .any(|fixed| token.eq_ignore_ascii_case(fixed))
+    tokens(value.as_bytes())
 }
 
 /// Removes hop-by-hop fields. With `keep_upgrade` (a real upgrade in progress) the `Upgrade`

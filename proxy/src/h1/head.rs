@@ -332,7 +332,8 @@ fn offset(base: *const u8, part: &[u8]) -> Range<usize> {
     start..start + part.len()
 }
 
-fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+/// The comma-separated tokens of a list field, trimmed, empty ones skipped.
+pub(crate) fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value
         .split(|&b| b == b',')
         .map(<[u8]>::trim_ascii)
@@ -340,7 +341,7 @@ fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
 }
 
 /// Connection tokens that name no field of their own, or one removed anyway.
-fn is_fixed_token(token: &[u8]) -> bool {
+pub(crate) fn is_fixed_token(token: &[u8]) -> bool {
     [
         &b"close"[..],
         b"keep-alive",
