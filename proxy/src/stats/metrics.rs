@@ -1,5 +1,6 @@
 //! The Prometheus registry and the per route×backend handles the data path records through.
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, OnceLock};
 
@@ -35,6 +36,9 @@ pub struct Metrics {
     table_swaps: Counter,
     table_generation: Gauge,
     config_reloads: Family<ResultLabels, Counter>,
+    /// Handles already resolved, by route and side: a reload (up to 100 a second in the swap
+    /// storm) reuses them instead of resolving a route×backend's 500 status slots again.
+    backends: std::sync::Mutex<HashMap<(String, Role), BackendMetrics>>,
 }
 
 impl Default for Metrics {
@@ -107,6 +111,7 @@ impl Metrics {
             table_swaps,
             table_generation,
             config_reloads,
+            backends: std::sync::Mutex::default(),
         }
     }
 
@@ -115,8 +120,17 @@ impl Metrics {
         add(&mut self.registry.lock().unwrap_or_else(|p| p.into_inner()));
     }
 
-    /// Pre-resolved handles for one route×backend; called when a table is compiled.
+    /// Pre-resolved handles for one route×backend; called when a table is compiled. The same
+    /// handles every time for the same route and side.
     pub fn backend(&self, route: &str, role: Role) -> BackendMetrics {
+        let mut backends = self.backends.lock().unwrap_or_else(|p| p.into_inner());
+        backends
+            .entry((route.to_owned(), role))
+            .or_insert_with(|| self.resolve_backend(route, role))
+            .clone()
+    }
+
+    fn resolve_backend(&self, route: &str, role: Role) -> BackendMetrics {
         let backend_labels = [
             ("route", route.to_owned()),
             ("backend", role.as_str().to_owned()),
@@ -152,9 +166,12 @@ impl Metrics {
             .set(ratio);
     }
 
-    /// Drops a route's weight gauge once the route is gone from the table.
+    /// Drops a route's weight gauge and its cached handles once the route is gone from the
+    /// table (its request counters stay: they are cumulative).
     pub fn remove_route(&self, route: &str) {
         self.canary_weight.remove(&[("route", route.to_owned())]);
+        let mut backends = self.backends.lock().unwrap_or_else(|p| p.into_inner());
+        backends.retain(|(name, _), _| name != route);
     }
 
     pub fn table_swapped(&self, generation: u64) {
@@ -276,6 +293,28 @@ mod tests {
         for (i, kind) in UpstreamError::ALL.into_iter().enumerate() {
             assert_eq!(kind as usize, i);
         }
+    }
+
+    #[test]
+    fn a_recompiled_route_records_through_the_same_handles() {
+        let metrics = Metrics::new();
+        let first = metrics.backend("api", Role::Stable);
+        first.record(&Outcome::response(200, Duration::from_millis(3)));
+        let again = metrics.backend("api", Role::Stable);
+        assert!(Arc::ptr_eq(&first.inner, &again.inner));
+        assert!(!Arc::ptr_eq(
+            &first.inner,
+            &metrics.backend("api", Role::Canary).inner
+        ));
+        // A removed route's handles go; its counts stay, and a route of that name comes back
+        // counting on from them.
+        metrics.remove_route("api");
+        let back = metrics.backend("api", Role::Stable);
+        assert!(!Arc::ptr_eq(&first.inner, &back.inner));
+        back.record(&Outcome::response(200, Duration::from_millis(3)));
+        assert!(classic(&metrics).contains(
+            r#"weir_requests_total{route="api",backend="stable",code="200",class="2xx"} 2"#
+        ));
     }
 
     #[test]
