@@ -109,6 +109,17 @@ async fn routes_match_on_host_and_longest_path_prefix() {
         "api-v2"
     );
     assert_eq!(ask("api.example.com", "/api").await.backend(), "api");
+    // A query ends the path, whichever engine reads it.
+    assert_eq!(ask("api.example.com", "/api?x=1").await.backend(), "api");
+    assert_eq!(
+        ask("api.example.com", "/api/v2?next=/x").await.backend(),
+        "api-v2"
+    );
+    assert_eq!(ask("api.example.com", "/api/v2x?q").await.backend(), "api");
+    assert_eq!(
+        ask("api.example.com", "/apix?q=/api").await.backend(),
+        "wild"
+    );
     // Segment-aware: /apix is not under /api; it falls to the wildcard host.
     assert_eq!(ask("api.example.com", "/apix").await.backend(), "wild");
     assert_eq!(ask("deep.sub.example.com", "/").await.backend(), "wild");

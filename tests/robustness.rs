@@ -415,6 +415,20 @@ fn weir_check_names_file_line_and_field() {
         "{stderr}"
     );
 
+    // A prefix is matched against the path only: one with a query could never match.
+    std::fs::write(
+        &file,
+        "listeners: [{address: \"127.0.0.1:8080\"}]\nroutes:\n- name: web\n  match: {path_prefix: \"/search?q=1\"}\n  stable: {addresses: [\"127.0.0.1:1\"]}\n",
+    )
+    .unwrap();
+    let out = weir_check(&file);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("bad.yaml:4: routes[0].match.path_prefix: has a query"),
+        "{stderr}"
+    );
+
     std::fs::write(&file, "listeners: [{address: \"127.0.0.1:8080\"}]\nroutes:\n- name: web\n  stable: {addresses: [\"127.0.0.1:1\"]}\n").unwrap();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
         .args(["check", "--config"])

@@ -73,10 +73,11 @@ impl Proxy {
         let table = self.table.load();
         // A clone of the Host value shares its bytes: no copy on the common path.
         let host = host_of(&req);
-        let host_str = host.as_ref().and_then(|h| h.to_str().ok());
 
         // Match.
-        let Some(route) = table.find(host_str, req.uri().path(), req.headers()) else {
+        let path = req.uri().path().as_bytes();
+        let Some(route) = table.find(host.as_ref().map(|h| h.as_bytes()), path, req.headers())
+        else {
             return local_response(StatusCode::NOT_FOUND, "no route matches this request");
         };
 

@@ -176,7 +176,7 @@ where
         };
         let found = table.find(
             client.head.host(&client.buf),
-            client.head.path(&client.buf),
+            client.head.target(&client.buf),
             &fields,
         );
         let Some(route) = found.filter(|r| r.h1_passthrough) else {

@@ -235,19 +235,14 @@ impl RequestHead {
     }
 
     /// The path without the query, as routes match it.
-    pub fn path<'b>(&self, buf: &'b [u8]) -> &'b str {
-        let target = &buf[self.target.clone()];
-        let path = match target.iter().position(|&b| b == b'?') {
-            Some(q) => &target[..q],
-            None => target,
-        };
-        // httparse admits only visible ASCII in the target.
-        std::str::from_utf8(path).unwrap_or("/")
+    /// The origin-form target, query included: routing matches path prefixes on it as it is.
+    /// Routing reads bytes, so nothing here is checked as UTF-8.
+    pub fn target<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
+        &buf[self.target.clone()]
     }
 
-    pub fn host<'b>(&self, buf: &'b [u8]) -> Option<&'b str> {
-        let range = self.host.clone()?;
-        std::str::from_utf8(&buf[range]).ok()
+    pub fn host<'b>(&self, buf: &'b [u8]) -> Option<&'b [u8]> {
+        buf.get(self.host.clone()?)
     }
 
     pub fn is_head(&self, buf: &[u8]) -> bool {
@@ -264,11 +259,15 @@ pub struct HeadFields<'a> {
 impl Fields for HeadFields<'_> {
     fn values<'a>(&'a self, name: &'a HeaderName) -> impl Iterator<Item = &'a [u8]> + 'a {
         let wanted = name.as_str().as_bytes();
-        self.list
-            .fields
-            .iter()
-            .filter(move |f| self.buf[f.name.clone()].eq_ignore_ascii_case(wanted))
-            .map(move |f| &self.buf[f.value.clone()])
+        // Lengths first: most fields are rejected without reading their names.
+        self.list.fields.iter().filter_map(move |f| {
+            if f.name.len() != wanted.len() {
+                return None;
+            }
+            let name = self.buf.get(f.name.clone())?;
+            name.eq_ignore_ascii_case(wanted)
+                .then(|| self.buf.get(f.value.clone()))?
+        })
     }
 }
 
@@ -381,8 +380,8 @@ mod tests {
         let (parsed, head) = request(raw);
         assert!(matches!(parsed, Parsed::Complete));
         assert_eq!(head.len, raw.len() - 4);
-        assert_eq!(head.path(raw), "/a/b");
-        assert_eq!(head.host(raw), Some("Example.com"));
+        assert_eq!(head.target(raw), b"/a/b?c=1");
+        assert_eq!(head.host(raw), Some(&b"Example.com"[..]));
         assert_eq!(head.framing, Framing::Empty);
         let fields = HeadFields {
             buf: raw,

@@ -1,7 +1,7 @@
 //! A Prometheus histogram that observes with atomics only.
 //!
 //! prometheus-client's own `Histogram` takes a lock on every observe; this one is recorded on
-//! every request, so it uses one atomic add per bucket hit plus a CAS loop for the sum.
+//! every request, so it takes two atomic adds: the bucket and the sum.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -40,9 +40,10 @@ const BUCKETS: usize = BOUNDS.len() + 1;
 struct Inner {
     /// Per-bucket (not cumulative) counts; the last one is `+Inf`.
     buckets: [AtomicU64; BUCKETS],
-    /// Sum of observations in seconds, as `f64` bits. A float (not integer nanoseconds) so it
-    /// cannot wrap around at high traffic.
-    sum_bits: AtomicU64,
+    /// Sum of observations in whole microseconds, each rounded to the nearest. Integer so that
+    /// one add records it (a float sum needs a compare-and-swap loop); microseconds, not
+    /// nanoseconds, so that it cannot wrap: 2^64 µs is 584,000 years of summed latency.
+    sum_micros: AtomicU64,
 }
 
 /// A cloneable handle to a lock-free latency histogram with fixed bounds (`BOUNDS`).
@@ -62,19 +63,9 @@ impl AtomicHistogram {
         let index = BOUNDS_NANOS.partition_point(|&bound| bound < nanos);
         self.inner.buckets[index].fetch_add(1, Relaxed);
 
-        let seconds = value.as_secs_f64();
-        let mut current = self.inner.sum_bits.load(Relaxed);
-        loop {
-            let next = (f64::from_bits(current) + seconds).to_bits();
-            match self
-                .inner
-                .sum_bits
-                .compare_exchange_weak(current, next, Relaxed, Relaxed)
-            {
-                Ok(_) => break,
-                Err(actual) => current = actual,
-            }
-        }
+        self.inner
+            .sum_micros
+            .fetch_add(nanos.saturating_add(500) / 1_000, Relaxed);
     }
 
     /// Number of observations.
@@ -84,7 +75,7 @@ impl AtomicHistogram {
 
     /// Sum of observations, in seconds.
     pub fn sum(&self) -> f64 {
-        f64::from_bits(self.inner.sum_bits.load(Relaxed))
+        self.inner.sum_micros.load(Relaxed) as f64 / 1e6
     }
 }
 
@@ -137,34 +128,37 @@ mod tests {
         histogram.observe(Duration::from_millis(7));
         histogram.observe(Duration::from_millis(7));
         histogram.observe(Duration::from_secs(60));
+        // Sub-microsecond parts round to the nearest microsecond in the sum.
+        histogram.observe(Duration::from_nanos(400));
+        histogram.observe(Duration::from_nanos(1_600));
         let mut registry = Registry::default();
         registry.register("latency_seconds", "Latency", histogram.clone());
         let mut text = String::new();
         assert!(encode(&mut text, &registry).is_ok());
 
-        assert!(text.contains("latency_seconds_count 4\n"), "{text}");
-        assert!(text.contains("latency_seconds_sum 60.0145\n"), "{text}");
+        assert!(text.contains("latency_seconds_count 6\n"), "{text}");
+        assert!(text.contains("latency_seconds_sum 60.014502\n"), "{text}");
         assert!(
-            text.contains("latency_seconds_bucket{le=\"0.0005\"} 1\n"),
+            text.contains("latency_seconds_bucket{le=\"0.0005\"} 3\n"),
             "{text}"
         );
         assert!(
-            text.contains("latency_seconds_bucket{le=\"0.005\"} 1\n"),
+            text.contains("latency_seconds_bucket{le=\"0.005\"} 3\n"),
             "{text}"
         );
         assert!(
-            text.contains("latency_seconds_bucket{le=\"0.01\"} 3\n"),
+            text.contains("latency_seconds_bucket{le=\"0.01\"} 5\n"),
             "{text}"
         );
         assert!(
-            text.contains("latency_seconds_bucket{le=\"30.0\"} 3\n"),
+            text.contains("latency_seconds_bucket{le=\"30.0\"} 5\n"),
             "{text}"
         );
         assert!(
-            text.contains("latency_seconds_bucket{le=\"+Inf\"} 4\n"),
+            text.contains("latency_seconds_bucket{le=\"+Inf\"} 6\n"),
             "{text}"
         );
-        assert_eq!(histogram.count(), 4);
+        assert_eq!(histogram.count(), 6);
     }
 
     #[test]

@@ -3,45 +3,18 @@
 //! The data path records here on every request, so recording is atomics only: no lock, no
 //! allocation. Reading (a snapshot) merges slots into plain integers and is the control path.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::latency::{bucket_index, LatencyDistribution, LATENCY_BUCKETS};
 use super::outcome::{Outcome, Role, UpstreamError};
 
 /// Seconds kept per window, at one slot per second.
 pub const WINDOW_SECS: u64 = 60;
 const SLOTS: usize = WINDOW_SECS as usize;
-
-/// Lower edge of the first latency bucket; faster values land in bucket 0.
-const MIN_NANOS: f64 = 10_000.0; // 10 µs
-/// Each bucket's upper edge is `RATIO` times its lower edge, so a bucket's geometric midpoint is
-/// within sqrt(1.02) - 1 ≈ 0.995 % of any value in it.
-const RATIO: f64 = 1.02;
-/// 10 µs · 1.02^814 ≈ 100.1 s; slower values land in the last bucket.
-pub const LATENCY_BUCKETS: usize = 814;
-
-/// Each bucket's lower edge in whole nanoseconds, computed once: a binary search over them is
-/// cheaper than a logarithm per sample, and exact at the edges.
-fn lower_edges() -> &'static [u64; LATENCY_BUCKETS] {
-    static EDGES: OnceLock<[u64; LATENCY_BUCKETS]> = OnceLock::new();
-    EDGES.get_or_init(|| std::array::from_fn(|i| (MIN_NANOS * RATIO.powi(i as i32)).ceil() as u64))
-}
-
-/// The latency bucket of a duration, clamped to the edge buckets.
-fn bucket_index(latency: Duration) -> usize {
-    let nanos = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
-    lower_edges()
-        .partition_point(|&edge| edge <= nanos)
-        .saturating_sub(1)
-}
-
-/// A bucket's representative value: the geometric midpoint of its edges.
-fn bucket_value(index: usize) -> Duration {
-    let nanos = MIN_NANOS * RATIO.powf(index as f64 + 0.5);
-    Duration::from_nanos(nanos.round() as u64)
-}
 
 /// Seconds since a process-wide origin, shared by all windows so that stable and canary slots
 /// cover the same wall-clock seconds.
@@ -49,10 +22,31 @@ fn now_second() -> u64 {
     second_of(Instant::now())
 }
 
-fn second_of(at: Instant) -> u64 {
+fn origin() -> Instant {
     static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    at.saturating_duration_since(*ORIGIN.get_or_init(Instant::now))
-        .as_secs()
+    *ORIGIN.get_or_init(Instant::now)
+}
+
+fn second_of(at: Instant) -> u64 {
+    // A thread's samples come in time order, so the second it found last mostly holds this one
+    // too: two comparisons instead of a subtraction per request.
+    thread_local! {
+        static LAST: Cell<Option<(Instant, Instant, u64)>> = const { Cell::new(None) };
+    }
+    LAST.with(|last| {
+        if let Some((from, until, second)) = last.get() {
+            if from <= at && at < until {
+                return second;
+            }
+        }
+        let origin = origin();
+        let second = at.saturating_duration_since(origin).as_secs();
+        let bound = |s: u64| origin.checked_add(Duration::from_secs(s));
+        if let (Some(from), Some(until)) = (bound(second), bound(second.saturating_add(1))) {
+            last.set(Some((from, until, second)));
+        }
+        second
+    })
 }
 
 /// Whole seconds a window spans: rounded up, at most `WINDOW_SECS`.
@@ -61,12 +55,12 @@ fn window_secs(window: Duration) -> u64 {
     secs.min(WINDOW_SECS)
 }
 
-/// One second's counters. The latency counts live in `LiveWindow::latency`.
+/// One second's counters. The latency counts live in `LiveWindow::latency`; they also count the
+/// second's requests, so a request costs one counter less.
 #[derive(Default)]
 struct Slot {
     /// The second this slot currently holds.
     second: AtomicU64,
-    requests: AtomicU64,
     failures: AtomicU64,
     connect_failures: AtomicU64,
 }
@@ -128,19 +122,19 @@ impl LiveWindow {
             self.clear(index);
         }
 
-        slot.requests.fetch_add(1, Relaxed);
+        // The request first (its latency), then whether it failed; a snapshot reads in the
+        // opposite order, so it does not see more failures than requests.
+        self.latency[index * LATENCY_BUCKETS + bucket_index(outcome.latency)].fetch_add(1, Relaxed);
         if outcome.is_failure() {
             slot.failures.fetch_add(1, Relaxed);
         }
         if outcome.error == Some(UpstreamError::Connect) {
             slot.connect_failures.fetch_add(1, Relaxed);
         }
-        self.latency[index * LATENCY_BUCKETS + bucket_index(outcome.latency)].fetch_add(1, Relaxed);
     }
 
     fn clear(&self, index: usize) {
         let slot = &self.slots[index];
-        slot.requests.store(0, Relaxed);
         slot.failures.store(0, Relaxed);
         slot.connect_failures.store(0, Relaxed);
         for count in self.slot_latency(index) {
@@ -167,7 +161,6 @@ impl LiveWindow {
             if second > now_second || second.saturating_add(window_secs) <= now_second {
                 continue;
             }
-            snapshot.requests += slot.requests.load(Relaxed);
             snapshot.failures += slot.failures.load(Relaxed);
             snapshot.connect_failures += slot.connect_failures.load(Relaxed);
             for (total, count) in snapshot
@@ -179,6 +172,7 @@ impl LiveWindow {
                 *total += u64::from(count.load(Relaxed));
             }
         }
+        snapshot.requests = snapshot.latency.count();
         snapshot
     }
 }
@@ -215,61 +209,6 @@ impl WindowSnapshot {
             return None;
         }
         self.error_ratio().map(|e| e / budget)
-    }
-}
-
-/// Latency counts over the fixed log-scale buckets (10 µs .. 100 s, ratio 1.02).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LatencyDistribution {
-    counts: Vec<u64>,
-}
-
-impl Default for LatencyDistribution {
-    fn default() -> Self {
-        LatencyDistribution {
-            counts: vec![0; LATENCY_BUCKETS],
-        }
-    }
-}
-
-impl LatencyDistribution {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    pub fn record(&mut self, latency: Duration) {
-        self.counts[bucket_index(latency)] += 1;
-    }
-
-    pub fn count(&self) -> u64 {
-        self.counts.iter().sum()
-    }
-
-    pub fn merge(&mut self, other: &LatencyDistribution) {
-        for (mine, theirs) in self.counts.iter_mut().zip(&other.counts) {
-            *mine += theirs;
-        }
-    }
-
-    /// The nearest-rank quantile (`q` in 0..=1), as its bucket's representative value: within
-    /// 1 % of the exact value. `None` when empty or `q` is out of range.
-    pub fn quantile(&self, q: f64) -> Option<Duration> {
-        if !(0.0..=1.0).contains(&q) {
-            return None;
-        }
-        let total = self.count();
-        if total == 0 {
-            return None;
-        }
-        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
-        let mut seen = 0;
-        for (index, count) in self.counts.iter().enumerate() {
-            seen += count;
-            if seen >= rank {
-                return Some(bucket_value(index));
-            }
-        }
-        None
     }
 }
 
@@ -321,30 +260,6 @@ mod tests {
 
     fn ok(ms: u64) -> Outcome {
         Outcome::response(200, Duration::from_millis(ms))
-    }
-
-    #[test]
-    fn bucket_layout_covers_10us_to_100s() {
-        // Every value lands in the bucket the logarithm names (away from float ties at edges).
-        for micros in [
-            11, 37, 420, 999, 1_000, 5_321, 77_777, 1_000_000, 42_000_000,
-        ] {
-            let nanos = micros as f64 * 1_000.0;
-            let by_log = ((nanos / MIN_NANOS).ln() / RATIO.ln()) as usize;
-            assert_eq!(
-                bucket_index(Duration::from_micros(micros)),
-                by_log,
-                "{micros} µs"
-            );
-        }
-        assert_eq!(bucket_index(Duration::from_nanos(1)), 0);
-        assert_eq!(bucket_index(Duration::from_micros(10)), 0);
-        // 100 s still lands in a bucket whose value is within 1 %; only slower values clamp.
-        let top = bucket_value(bucket_index(Duration::from_secs(100))).as_secs_f64();
-        assert!((top - 100.0).abs() / 100.0 <= 0.01, "{top}");
-        assert!(bucket_index(Duration::from_secs(97)) < LATENCY_BUCKETS - 1);
-        assert_eq!(bucket_index(Duration::from_secs(101)), LATENCY_BUCKETS - 1);
-        assert_eq!(bucket_index(Duration::MAX), LATENCY_BUCKETS - 1);
     }
 
     #[test]
@@ -458,19 +373,6 @@ mod tests {
     }
 
     #[test]
-    fn merge_adds_counts() {
-        let mut a = LatencyDistribution::new();
-        let mut b = LatencyDistribution::new();
-        a.record(Duration::from_millis(1));
-        b.record(Duration::from_millis(100));
-        b.record(Duration::from_millis(100));
-        a.merge(&b);
-        assert_eq!(a.count(), 3);
-        let p99 = a.quantile(0.99).map(|d| d.as_secs_f64()).unwrap_or(0.0);
-        assert!((p99 - 0.1).abs() / 0.1 < 0.01, "{p99}");
-    }
-
-    #[test]
     fn live_stats_reuses_windows() {
         let stats = LiveStats::new();
         let a = stats.window("api", Role::Canary);
@@ -490,6 +392,34 @@ mod tests {
                 ("api".to_owned(), Role::Canary)
             ]
         );
+    }
+
+    #[test]
+    fn seconds_from_the_cache_equal_computed_ones() {
+        let origin = origin();
+        let computed = |at: Instant| at.saturating_duration_since(origin).as_secs();
+        let ns = Duration::from_nanos;
+        let s = Duration::from_secs;
+        // Forwards across second boundaries, then backwards, as another thread's older sample.
+        let instants = [
+            origin,
+            origin + s(1) - ns(1),
+            origin + s(1),
+            origin + s(1) + ns(1),
+            origin + s(7) + ns(500_000_000),
+            origin + s(7) - ns(1),
+            origin + s(3),
+            origin + s(2) + ns(999_999_999),
+            origin,
+        ];
+        for at in instants {
+            assert_eq!(second_of(at), computed(at), "{:?}", at - origin);
+        }
+        // Before the origin: second 0, never cached as if it were.
+        if let Some(before) = origin.checked_sub(ns(1)) {
+            assert_eq!(second_of(before), 0);
+            assert_eq!(second_of(origin + s(1)), 1);
+        }
     }
 
     #[test]

@@ -5,12 +5,14 @@
 
 mod exposition;
 mod histogram;
+mod latency;
 mod live;
 mod metrics;
 mod outcome;
 
 pub use exposition::{content_type, negotiate, to_classic, Format};
 pub use histogram::AtomicHistogram;
-pub use live::{LatencyDistribution, LiveStats, LiveWindow, WindowSnapshot};
+pub use latency::LatencyDistribution;
+pub use live::{LiveStats, LiveWindow, WindowSnapshot};
 pub use metrics::{BackendMetrics, Metrics};
 pub use outcome::{grpc_status_is_fault, Outcome, Role, UpstreamError};

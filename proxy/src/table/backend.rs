@@ -1,6 +1,6 @@
 //! One side of a route (stable or canary): its endpoints, how to balance them, where to record.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::stats::{BackendMetrics, LiveWindow, Outcome, Role};
@@ -26,7 +26,10 @@ pub struct Backend {
     pub role: Role,
     endpoints: Vec<Arc<Endpoint>>,
     balance: Balance,
-    next: AtomicUsize,
+    next: AtomicU32,
+    /// `fastmod_factor` of the endpoint count: the round-robin turn is taken modulo the count by
+    /// two multiplications instead of a division.
+    fastmod: u64,
     pub stats: BackendStats,
 }
 
@@ -37,11 +40,13 @@ impl Backend {
         balance: Balance,
         stats: BackendStats,
     ) -> Self {
+        let n = endpoints.len().clamp(1, u32::MAX as usize) as u64;
         Backend {
             role,
             endpoints,
             balance,
-            next: AtomicUsize::new(0),
+            next: AtomicU32::new(0),
+            fastmod: fastmod_factor(n),
             stats,
         }
     }
@@ -54,7 +59,7 @@ impl Backend {
     pub fn pick(&self) -> &Arc<Endpoint> {
         let n = self.endpoints.len();
         let start = if n > 1 {
-            self.next.fetch_add(1, Ordering::Relaxed) % n
+            fastmod(self.next.fetch_add(1, Ordering::Relaxed), self.fastmod, n)
         } else {
             0
         };
@@ -73,6 +78,33 @@ impl Backend {
                     }
                 }
                 &self.endpoints[best]
+            }
+        }
+    }
+}
+
+/// Lemire's fastmod: with `m = fastmod_factor(n)`, `fastmod(a, m, n) == a % n` for every u32 `a`
+/// and `n` in 1..=u32::MAX.
+fn fastmod_factor(n: u64) -> u64 {
+    (u64::MAX / n).wrapping_add(1)
+}
+
+fn fastmod(a: u32, m: u64, n: usize) -> usize {
+    let low = m.wrapping_mul(u64::from(a));
+    ((u128::from(low) * n as u128) >> 64) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fastmod_is_modulo() {
+        for n in (1..=64).chain([100, 1000, 65_537, u32::MAX as usize]) {
+            let m = fastmod_factor(n as u64);
+            let turns = (0..10_000u32).chain(u32::MAX - 10_000..=u32::MAX);
+            for a in turns.chain((0..1000).map(|i| i * 4_294_967)) {
+                assert_eq!(fastmod(a, m, n), a as usize % n, "{a} % {n}");
             }
         }
     }

@@ -8,6 +8,7 @@ use http::header::HeaderName;
 
 use super::backend::{Backend, BackendStats};
 use super::error::TableErrors;
+use super::hosts::HostIndex;
 use super::matcher::HeaderMatcher;
 use super::matcher::ValueMatcher;
 use super::route::{HeaderRoute, Mirror, MirrorRule, Route, Sticky};
@@ -61,6 +62,15 @@ impl Compiler {
             errors.push(
                 format!("{path}.match.path_prefix"),
                 format!("`{}` must start with `/`", rs.path_prefix),
+            );
+        }
+        if rs.path_prefix.contains(['?', '#']) {
+            errors.push(
+                format!("{path}.match.path_prefix"),
+                format!(
+                    "`{}` has a query or fragment: a prefix matches the path only",
+                    rs.path_prefix
+                ),
             );
         }
         for (j, host) in rs.hosts.iter().enumerate() {
@@ -279,7 +289,7 @@ fn check_overlaps(spec: &TableSpec, errors: &mut TableErrors) {
 }
 
 fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
-    let mut exact = super::HostMap::default();
+    let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
     let mut wildcard: HashMap<String, Vec<usize>> = HashMap::new();
     let mut any = Vec::new();
     for (i, r) in routes.iter().enumerate() {
@@ -306,16 +316,12 @@ fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
         })
     };
     exact.values_mut().for_each(order);
+    wildcard.values_mut().for_each(order);
     order(&mut any);
-    let mut wildcard: Vec<(String, Vec<usize>)> = wildcard.into_iter().collect();
-    wildcard.iter_mut().for_each(|(_, v)| order(v));
-    wildcard.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
     RouteTable {
         generation: 0,
         spec,
+        hosts: HostIndex::new(exact, wildcard.into_iter().collect(), any),
         routes,
-        exact,
-        wildcard,
-        any,
     }
 }

@@ -1,4 +1,4 @@
-//! Compiled match rules: hosts, header values. Regexes are compiled once, at table compile time.
+//! Compiled header rules. Regexes are compiled once, at table compile time.
 
 use http::header::HeaderName;
 use regex::Regex;
@@ -6,28 +6,6 @@ use regex::Regex;
 use super::fields::Fields;
 
 use super::spec::{HeaderMatchSpec, ValueMatch};
-
-/// The host part of a request's authority, lower-cased only when it has to be.
-pub fn normalize_host(authority: &str) -> std::borrow::Cow<'_, str> {
-    let host = strip_port(authority);
-    if host.bytes().any(|b| b.is_ascii_uppercase()) {
-        std::borrow::Cow::Owned(host.to_ascii_lowercase())
-    } else {
-        std::borrow::Cow::Borrowed(host)
-    }
-}
-
-/// The host of `host[:port]` or `[v6]:port`; shared by routing and upstream TLS names.
-pub(crate) fn strip_port(authority: &str) -> &str {
-    if let Some(rest) = authority.strip_prefix('[') {
-        // IPv6 literal: keep the brackets' content.
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => host,
-        _ => authority,
-    }
-}
 
 #[derive(Debug)]
 pub enum ValueMatcher {
@@ -80,21 +58,16 @@ impl HeaderMatcher {
 }
 
 /// All of them must match; an empty list matches everything.
+#[inline]
 pub fn all_match<F: Fields + ?Sized>(rules: &[HeaderMatcher], headers: &F) -> bool {
-    rules.iter().all(|r| r.matches(headers))
+    // Most routes have no header rules: decided without a call.
+    rules.is_empty() || rules.iter().all(|r| r.matches(headers))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use http::HeaderMap;
-
-    #[test]
-    fn hosts_normalize() {
-        assert_eq!(normalize_host("Example.COM:8080"), "example.com");
-        assert_eq!(normalize_host("example.com"), "example.com");
-        assert_eq!(normalize_host("[::1]:80"), "::1");
-    }
 
     #[test]
     fn header_rules() {

@@ -73,11 +73,13 @@ impl Route {
         self.weight_bp
     }
 
-    /// Segment-aware: `/api` matches `/api` and `/api/x`, not `/apix`.
-    pub(super) fn path_matches(&self, path: &str) -> bool {
-        let p = self.path_prefix.as_str();
+    /// Segment-aware: `/api` matches `/api`, `/api/x` and `/api?q`, not `/apix`. `path` may
+    /// still carry its query: a prefix has no `?` (compilation refuses one), so it can only
+    /// match within the path.
+    pub(super) fn path_matches(&self, path: &[u8]) -> bool {
+        let p = self.path_prefix.as_bytes();
         path.starts_with(p)
-            && (p.ends_with('/') || path.len() == p.len() || path.as_bytes()[p.len()] == b'/')
+            && (p.ends_with(b"/") || matches!(path.get(p.len()), None | Some(b'/' | b'?')))
     }
 
     pub(super) fn headers_match<F: Fields + ?Sized>(&self, headers: &F) -> bool {

@@ -65,6 +65,12 @@ fn compile_route(
         if !prefix.starts_with('/') {
             check.report(format!("{path}.match.path_prefix"), "must start with \"/\"");
         }
+        if prefix.contains(['?', '#']) {
+            check.report(
+                format!("{path}.match.path_prefix"),
+                "has a query or fragment (\"?\" or \"#\"): a prefix matches the path only",
+            );
+        }
         spec.path_prefix = prefix.clone();
     }
     spec.headers = header_matches(
