@@ -374,10 +374,115 @@ struct Run {
     failed: u64,
     rss_256: f64,
     split: f64,
-    storm_p99: f64,
-    /// The fixed-rate p99 of the storm's process just before the storm.
+    storm: Option<Storm>,
+}
+
+/// The swap storm's slices, pooled: the same weir process at the fixed rate, with and without
+/// 100 table swaps a second, in alternating slices (calm-storm, storm-calm, …) so that a drift
+/// of the shared generator core falls on both alike.
+#[derive(Default, Clone)]
+struct Storm {
     calm_p99: f64,
-    storm_failed: u64,
+    storm_p99: f64,
+    /// The noise floor of the same run: p99 of the odd pairs' calm slices against the even
+    /// pairs', in percent.
+    calm_vs_calm: f64,
+    failed: u64,
+    swaps: u64,
+}
+
+impl Storm {
+    fn change(&self) -> f64 {
+        (self.storm_p99 / self.calm_p99 - 1.0) * 100.0
+    }
+}
+
+/// Slice pairs per storm measurement; each slice is `secs / 2` long, so a storm takes as long
+/// as two plain fixed-rate runs per pair.
+const STORM_PAIRS: u64 = 5;
+
+fn swap_storm(rt: &tokio::runtime::Runtime, setup: &Setup, rate: u64, secs: u64) -> Storm {
+    let (proc, port) = start(Kind::WeirOne, setup);
+    let pid = proc.as_ref().map_or(0, |p| p.pid());
+    let conf = setup.dir.join("weir.yaml");
+    let text = std::fs::read_to_string(&conf).unwrap_or_default();
+    let (active, stop) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    // SIGHUP reloads of a config whose weight alternates 20/21 %, 100 a second while active.
+    let swapper = {
+        let (active, stop) = (active.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut n = 0u64;
+            let begun = Instant::now();
+            let mut tick = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                if active.load(Ordering::Relaxed) {
+                    let w = if n.is_multiple_of(2) {
+                        "canary_weight: 21"
+                    } else {
+                        "canary_weight: 20"
+                    };
+                    let _ = std::fs::write(&conf, text.replace("canary_weight: 20", w));
+                    // SAFETY: kill(2) with a pid we started and a plain signal number.
+                    unsafe {
+                        libc::kill(pid as libc::pid_t, libc::SIGHUP);
+                    }
+                    n += 1;
+                }
+                // Every 10 ms on a schedule (the work above takes time too).
+                tick += 1;
+                let next = begun + Duration::from_millis(10) * tick;
+                std::thread::sleep(next.saturating_duration_since(Instant::now()));
+            }
+            n
+        })
+    };
+    let slice = (secs / 2).max(1);
+    let (mut calm, mut storm) = (Vec::new(), Vec::new());
+    let mut calm_by_parity = [Vec::new(), Vec::new()];
+    let mut failed = 0;
+    for pair in 0..STORM_PAIRS {
+        let order = if pair.is_multiple_of(2) {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for stormy in order {
+            active.store(stormy, Ordering::Relaxed);
+            let (lat, f) = rt.block_on(fixed_rate(port, rate, 50, slice));
+            if stormy {
+                storm.extend(lat);
+                failed += f;
+            } else {
+                calm_by_parity[(pair % 2) as usize].extend_from_slice(&lat);
+                calm.extend(lat);
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap_or(0);
+    drop(proc);
+    let [even, odd] = &mut calm_by_parity;
+    for v in [&mut calm, &mut storm, even, odd] {
+        v.sort_unstable();
+    }
+    let storm = Storm {
+        calm_p99: pct(&calm, 0.99),
+        storm_p99: pct(&storm, 0.99),
+        calm_vs_calm: (pct(&calm_by_parity[1], 0.99) / pct(&calm_by_parity[0], 0.99) - 1.0) * 100.0,
+        failed,
+        swaps,
+    };
+    eprintln!(
+        "  swap storm: {swaps} reloads; p99 {:.3} ms vs {:.3} calm ({:+.1} %); calm vs calm {:+.1} %; {failed} failed",
+        storm.storm_p99,
+        storm.calm_p99,
+        storm.change(),
+        storm.calm_vs_calm
+    );
+    storm
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -387,6 +492,23 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
+}
+
+fn print_storms(storms: Vec<Storm>, secs: u64) {
+    let med = |f: fn(&Storm) -> f64| median(storms.iter().map(f).collect());
+    let slice = (secs / 2).max(1);
+    println!(
+        "\nSwap storm (weir, 1 worker, 100 table swaps/s via SIGHUP reloads; {STORM_PAIRS} calm/storm slice pairs of {slice} s per round, alternating order), medians of {} rounds: p99 {:.3} ms with swaps vs {:.3} ms without, change {:+.1} % (per round: {}); the same process's calm slices against each other {:+.1} % (per round: {}); {} reloads, {} failed requests",
+        storms.len(),
+        med(|s| s.storm_p99),
+        med(|s| s.calm_p99),
+        med(Storm::change),
+        storms.iter().map(|s| format!("{:+.1}", s.change())).collect::<Vec<_>>().join(", "),
+        med(|s| s.calm_vs_calm),
+        storms.iter().map(|s| format!("{:+.1}", s.calm_vs_calm)).collect::<Vec<_>>().join(", "),
+        storms.iter().map(|s| s.swaps).sum::<u64>(),
+        storms.iter().map(|s| s.failed).sum::<u64>(),
+    );
 }
 
 fn main() {
@@ -417,6 +539,18 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
+    if std::env::var_os("STORM_ONLY").is_some() {
+        // Only the swap storm, `rounds` times: its own question, in minutes instead of half an hour.
+        let storms = (0..rounds)
+            .map(|round| {
+                eprintln!("round {}/{rounds}: swap storm", round + 1);
+                swap_storm(&rt, &setup, rate, secs)
+            })
+            .collect();
+        print_storms(storms, secs);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let kinds = [
         Kind::Direct,
         Kind::WeirOne,
@@ -454,52 +588,8 @@ fn main() {
             let _ = wrk(port, 256, 5.min(secs));
             run.rss_256 = proc.as_ref().map_or(f64::NAN, |p| p.peak_rss_mib());
             drop(proc);
-            // Swap storm (weir, one worker): the fixed-rate run while the table is swapped
-            // 100 times a second (SIGHUP reloads, weights alternating 20/21 %).
             if kind == Kind::WeirOne {
-                let (proc, port) = start(kind, &setup);
-                let pid = proc.as_ref().map_or(0, |p| p.pid());
-                // The same run without swaps, same process, just before: the pair differs
-                // only by the storm (the generator's core drifts over a round).
-                let (calm, _) = rt.block_on(fixed_rate(port, rate, 50, secs));
-                run.calm_p99 = pct(&calm, 0.99);
-                let stop = Arc::new(AtomicBool::new(false));
-                let storm = {
-                    let (stop, conf, (st, ca)) = (
-                        stop.clone(),
-                        dir.join("weir.yaml"),
-                        (setup.stable, setup.canary),
-                    );
-                    let text = std::fs::read_to_string(&conf).unwrap_or_default();
-                    std::thread::spawn(move || {
-                        let mut n = 0u64;
-                        let begun = Instant::now();
-                        while !stop.load(Ordering::Relaxed) {
-                            let w = if n.is_multiple_of(2) {
-                                "canary_weight: 21"
-                            } else {
-                                "canary_weight: 20"
-                            };
-                            let _ = std::fs::write(&conf, text.replace("canary_weight: 20", w));
-                            // SAFETY: kill(2) with a pid we started and a plain signal number.
-                            unsafe {
-                                libc::kill(pid as libc::pid_t, libc::SIGHUP);
-                            }
-                            n += 1;
-                            // 100 a second, on a schedule (the work above takes time too).
-                            let next = begun + Duration::from_millis(10) * n as u32;
-                            std::thread::sleep(next.saturating_duration_since(Instant::now()));
-                        }
-                        let _ = (st, ca);
-                        n
-                    })
-                };
-                let (lat, failed) = rt.block_on(fixed_rate(port, rate, 50, secs));
-                stop.store(true, Ordering::Relaxed);
-                let swaps = storm.join().unwrap_or(0);
-                eprintln!("  swap storm: {swaps} reload signals in {secs} s");
-                run.storm_p99 = pct(&lat, 0.99);
-                run.storm_failed = failed;
+                run.storm = Some(swap_storm(&rt, &setup, rate, secs));
             }
             results[i].push(run);
         }
@@ -541,17 +631,9 @@ fn main() {
             cell(split, 2),
         );
     }
-    let calm = med(1, |r| r.calm_p99);
-    let storm = med(1, |r| r.storm_p99);
-    let change = median(
-        results[1]
-            .iter()
-            .map(|r| (r.storm_p99 / r.calm_p99 - 1.0) * 100.0)
-            .collect(),
-    );
-    println!(
-        "\nSwap storm (weir, 1 worker, 100 table swaps/s via SIGHUP reloads): p99 {storm:.3} ms vs {calm:.3} ms without, same process just before; median change per round {change:+.1} %; failed requests: {}",
-        results[1].iter().map(|r| r.storm_failed).sum::<u64>()
+    print_storms(
+        results[1].iter().filter_map(|r| r.storm.clone()).collect(),
+        secs,
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
