@@ -561,6 +561,41 @@ fn main() {
     ];
     let mut results: Vec<Vec<Run>> = vec![Vec::new(); kinds.len()];
 
+    if std::env::var_os("LATENCY_ONLY").is_some() {
+        // Only the fixed-rate latency, every contender, `rounds` interleaved rounds: the
+        // question of a latency difference in minutes instead of half an hour.
+        let mut lat: Vec<Vec<[f64; 3]>> = vec![Vec::new(); kinds.len()];
+        for round in 0..rounds {
+            for (i, &kind) in kinds.iter().enumerate() {
+                eprintln!("round {}/{rounds}: {} (latency)", round + 1, kind.name());
+                let (proc, port) = start(kind, &setup);
+                let _ = rt.block_on(fixed_rate(port, rate, 50, 1)); // warm the pools
+                let (sorted, _) = rt.block_on(fixed_rate(port, rate, 50, secs));
+                lat[i].push([0.5, 0.99, 0.999].map(|q| pct(&sorted, q)));
+                drop(proc);
+            }
+        }
+        println!("\n{rounds} rounds, {secs} s each; fixed rate {rate} req/s over 50 connections; medians (per round).\n");
+        println!("| proxy | p50 ms | p99 ms | p99.9 ms |");
+        println!("|---|---|---|---|");
+        for (i, kind) in kinds.iter().enumerate() {
+            let cell = |q: usize| {
+                let per_round: Vec<f64> = lat[i].iter().map(|r| r[q]).collect();
+                let shown: Vec<String> = per_round.iter().map(|v| format!("{v:.3}")).collect();
+                format!("{:.3} ({})", median(per_round), shown.join(", "))
+            };
+            println!(
+                "| {} | {} | {} | {} |",
+                kind.name(),
+                cell(0),
+                cell(1),
+                cell(2)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+
     for round in 0..rounds {
         for (i, &kind) in kinds.iter().enumerate() {
             eprintln!("round {}/{rounds}: {}", round + 1, kind.name());

@@ -4,6 +4,7 @@
 # benches/load.rs pinned to CPU 1 (proxies are pinned to CPU 0 by the harness).
 #   ROUNDS=3 DURATION=10 RATE=5000 benches/load/run.sh
 #   STORM_ONLY=1 RATE=1000 benches/load/run.sh     # only the swap storm, ROUNDS times
+#   LATENCY_ONLY=1 RATE=1000 benches/load/run.sh   # only fixed-rate latency, every contender
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
