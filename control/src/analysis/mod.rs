@@ -3,6 +3,7 @@
 
 mod args;
 pub mod expr;
+pub mod judge;
 mod metric;
 pub mod provider;
 pub mod run;

@@ -71,6 +71,25 @@ pub(super) fn bucket_index(latency: Duration) -> usize {
     }
 }
 
+/// A bucket's upper edge: every value in it is below this.
+fn bucket_upper_edge(index: usize) -> Duration {
+    let nanos = MIN_NANOS * RATIO.powi(index as i32 + 1);
+    Duration::from_nanos(nanos.ceil() as u64)
+}
+
+/// A latency bar for comparing two backends: requests in buckets above it are "slower".
+/// Both sides are judged against the same bucket, so the comparison is exact between them,
+/// whatever the bucket's width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LatencyThreshold(pub(super) usize);
+
+impl LatencyThreshold {
+    /// The upper edge of the bucket: requests counted as slower took at least this long.
+    pub fn as_duration(self) -> Duration {
+        bucket_upper_edge(self.0)
+    }
+}
+
 /// A bucket's representative value: the geometric midpoint of its edges.
 pub(super) fn bucket_value(index: usize) -> Duration {
     let nanos = MIN_NANOS * RATIO.powf(index as f64 + 0.5);
@@ -111,9 +130,24 @@ impl LatencyDistribution {
         }
     }
 
+    /// The bucket of the nearest-rank quantile `q`, as a bar to count slower requests against;
+    /// `None` when empty or `q` is out of range.
+    pub fn threshold(&self, q: f64) -> Option<LatencyThreshold> {
+        self.quantile_index(q).map(LatencyThreshold)
+    }
+
+    /// Requests slower than the threshold (in buckets above its bucket).
+    pub fn slower_than(&self, threshold: LatencyThreshold) -> u64 {
+        self.counts.iter().skip(threshold.0 + 1).sum()
+    }
+
     /// The nearest-rank quantile (`q` in 0..=1), as its bucket's representative value: within
     /// 1 % of the exact value. `None` when empty or `q` is out of range.
     pub fn quantile(&self, q: f64) -> Option<Duration> {
+        self.quantile_index(q).map(bucket_value)
+    }
+
+    fn quantile_index(&self, q: f64) -> Option<usize> {
         if !(0.0..=1.0).contains(&q) {
             return None;
         }
@@ -126,7 +160,7 @@ impl LatencyDistribution {
         for (index, count) in self.counts.iter().enumerate() {
             seen += count;
             if seen >= rank {
-                return Some(bucket_value(index));
+                return Some(index);
             }
         }
         None
@@ -188,6 +222,25 @@ mod tests {
             check(1 << octave);
             check((1 << octave) - 1);
         }
+    }
+
+    #[test]
+    fn threshold_counts_the_slower_buckets() {
+        let mut d = LatencyDistribution::new();
+        for ms in 1..=100 {
+            d.record(Duration::from_millis(ms));
+        }
+        let Some(p90) = d.threshold(0.9) else {
+            panic!("no threshold");
+        };
+        // 90 ms is in the p90 bucket; 91..=100 ms are above it.
+        assert_eq!(d.slower_than(p90), 10);
+        let edge = p90.as_duration();
+        assert!(
+            edge > Duration::from_millis(90) && edge < Duration::from_millis(92),
+            "{edge:?}"
+        );
+        assert_eq!(LatencyDistribution::new().threshold(0.9), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::latency::{bucket_index, LatencyDistribution, LATENCY_BUCKETS};
+use super::latency::{bucket_index, LatencyDistribution, LatencyThreshold, LATENCY_BUCKETS};
 use super::outcome::{Outcome, Role, UpstreamError};
 
 /// Seconds kept per window, at one slot per second.
@@ -146,6 +146,49 @@ impl LiveWindow {
         &self.latency[index * LATENCY_BUCKETS..(index + 1) * LATENCY_BUCKETS]
     }
 
+    /// One second's counts so far (it may still be filling); zeros once its slot has moved on
+    /// to a later second. A comparison reads second by second through this, so its evidence
+    /// is not bounded by the window's 60 s.
+    pub fn second_counts(&self, second: u64, slower: Option<LatencyThreshold>) -> SecondCounts {
+        let index = (second % WINDOW_SECS) as usize;
+        let slot = &self.slots[index];
+        if slot.second.load(Relaxed) != second {
+            return SecondCounts::default();
+        }
+        // Failures first, then requests (the opposite of recording), so failures <= requests.
+        let failures = slot.failures.load(Relaxed);
+        let latency = self.slot_latency(index);
+        let requests = latency.iter().map(|c| u64::from(c.load(Relaxed))).sum();
+        let slower = slower.map_or(0, |t| {
+            latency
+                .iter()
+                .skip(t.0 + 1)
+                .map(|c| u64::from(c.load(Relaxed)))
+                .sum()
+        });
+        let counts = SecondCounts {
+            requests,
+            failures: failures.min(requests),
+            slower,
+        };
+        // Reclaimed for a later second while we read: what we read may be partly that one's.
+        if slot.second.load(Relaxed) != second {
+            return SecondCounts::default();
+        }
+        counts
+    }
+
+    /// Adds one second's latency counts to `into`; nothing once its slot has moved on.
+    pub fn merge_second_latency(&self, second: u64, into: &mut LatencyDistribution) {
+        let index = (second % WINDOW_SECS) as usize;
+        if self.slots[index].second.load(Relaxed) != second {
+            return;
+        }
+        for (total, count) in into.counts.iter_mut().zip(self.slot_latency(index)) {
+            *total += u64::from(count.load(Relaxed));
+        }
+    }
+
     /// Merges the seconds within `(now - window, now]`, the current (partial) second included.
     pub fn snapshot(&self, window: Duration) -> WindowSnapshot {
         self.snapshot_at(now_second(), window_secs(window))
@@ -175,6 +218,14 @@ impl LiveWindow {
         snapshot.requests = snapshot.latency.count();
         snapshot
     }
+}
+
+/// One second of one backend: requests, failures, and requests slower than a latency bar.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SecondCounts {
+    pub requests: u64,
+    pub failures: u64,
+    pub slower: u64,
 }
 
 /// The merged counts of a window: plain numbers for the analysis loop.
@@ -420,6 +471,29 @@ mod tests {
             assert_eq!(second_of(before), 0);
             assert_eq!(second_of(origin + s(1)), 1);
         }
+    }
+
+    #[test]
+    fn one_second_at_a_time() {
+        let window = LiveWindow::new();
+        for ms in 1..=10 {
+            window.record_at(7, &ok(ms));
+        }
+        window.record_at(7, &Outcome::response(502, Duration::from_millis(50)));
+        window.record_at(8, &ok(1));
+        let mut bar = LatencyDistribution::new();
+        window.merge_second_latency(7, &mut bar);
+        assert_eq!(bar.count(), 11);
+        let threshold = bar.threshold(0.5);
+        let seven = window.second_counts(7, threshold);
+        assert_eq!((seven.requests, seven.failures, seven.slower), (11, 1, 5));
+        assert_eq!(window.second_counts(8, None).requests, 1);
+        // Second 67 reuses second 7's slot: 7 reads as empty from then on.
+        window.record_at(67, &ok(1));
+        assert_eq!(window.second_counts(7, threshold), SecondCounts::default());
+        let mut after = LatencyDistribution::new();
+        window.merge_second_latency(7, &mut after);
+        assert_eq!(after.count(), 0);
     }
 
     #[test]
