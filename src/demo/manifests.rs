@@ -1,4 +1,5 @@
-//! The demo's Rollout and AnalysisTemplate: ordinary Argo YAML, using weir's built-in provider.
+//! The demo's Rollout (ordinary Argo YAML) and the AnalysisTemplates it uses: the shipped ones,
+//! judged by weir's built-in comparison of canary against stable.
 
 pub const ROLLOUT: &str = r#"apiVersion: argoproj.io/v1alpha1
 kind: Rollout
@@ -12,7 +13,7 @@ spec:
       canaryService: demo-canary
       analysis:
         templates:
-        - templateName: canary-health
+        - templateName: weir-compare
         args:
         - name: route
           value: demo
@@ -25,58 +26,5 @@ spec:
       - pause: {duration: 8s}
 "#;
 
-pub const TEMPLATE: &str = r#"apiVersion: argoproj.io/v1alpha1
-kind: AnalysisTemplate
-metadata:
-  name: canary-health
-spec:
-  args:
-  - name: route
-  metrics:
-  # 5xx only count as failures; judged over the last 10 s of live traffic, every second.
-  - name: success-rate
-    initialDelay: 2s
-    interval: 1s
-    failureLimit: 1
-    inconclusiveLimit: 2
-    successCondition: result >= 0.99
-    provider:
-      plugin:
-        weir/live:
-          route: "{{args.route}}"
-          backend: canary
-          metric: success-rate
-          window: 10s
-          minRequests: 100
-  - name: p99-latency
-    initialDelay: 2s
-    interval: 1s
-    failureLimit: 1
-    inconclusiveLimit: 2
-    successCondition: result < 0.1
-    provider:
-      plugin:
-        weir/live:
-          route: "{{args.route}}"
-          backend: canary
-          metric: latency
-          quantile: 0.99
-          window: 10s
-          minRequests: 100
-  # At SLO 99.9 %, a burn rate over 10 eats a month's error budget in three days.
-  - name: burn-rate
-    initialDelay: 2s
-    interval: 1s
-    failureLimit: 1
-    inconclusiveLimit: 2
-    failureCondition: result > 10
-    provider:
-      plugin:
-        weir/live:
-          route: "{{args.route}}"
-          backend: canary
-          metric: burn-rate
-          slo: 99.9
-          window: 10s
-          minRequests: 100
-"#;
+/// The shipped templates, weir-compare among them: the demo runs what users are told to use.
+pub const TEMPLATES: &str = include_str!("../../deploy/analysis/weir-analysis-templates.yaml");

@@ -1,8 +1,8 @@
 //! `weir demo`: a whole canary on a built-in default. Two built-in backends (stable with about
 //! 0.1 % 5xx; canary with a regression to about 2 % 5xx and a slower tail), a built-in load
 //! generator, and the Rollout 20 % → pause → 50 % → pause → 80 % → pause → 100 % judged by the
-//! built-in provider. It prints a status line a second and ends Degraded with the reason — or,
-//! with `--healthy`, promoted. Exit code: 0 promoted, 2 aborted, 1 anything else.
+//! built-in comparison of canary against stable (the shipped weir-compare template). It prints
+//! a status line a second and ends Degraded with the reason — or, with `--healthy`, promoted. Exit code: 0 promoted, 2 aborted, 1 anything else.
 
 mod backend;
 mod load;
@@ -60,7 +60,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     let dir = std::env::temp_dir().join(format!("weir-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     std::fs::write(dir.join("rollout.yaml"), manifests::ROLLOUT)?;
-    std::fs::write(dir.join("analysis.yaml"), manifests::TEMPLATE)?;
+    std::fs::write(dir.join("analysis.yaml"), manifests::TEMPLATES)?;
     let yaml = format!(
         "listeners: [{{name: demo, address: \"{listen}\"}}]\n\
          admin: {{address: \"{admin}\"}}\n\
@@ -149,9 +149,27 @@ fn line(elapsed: Duration, status: &serde_json::Value, plane: &weir_proxy::DataP
         .get(step.saturating_sub(1))
         .and_then(|s| s["step"].as_str())
         .unwrap_or("");
-    let verdict = status["analysis"]["background"]["phase"]
-        .as_str()
-        .unwrap_or("-");
+    let run = &status["analysis"]["background"];
+    let mut verdict = run["phase"].as_str().unwrap_or("-").to_string();
+    // Each comparison: canary vs stable, and how far the evidence is towards an abort.
+    for m in run["metrics"].as_array().into_iter().flatten() {
+        let e = &m["evidence"];
+        if e.is_null() {
+            continue;
+        }
+        let rate = |side: &str| {
+            e[side]["rate"]
+                .as_f64()
+                .map_or("-".to_string(), |r| format!("{:.2}%", r * 100.0))
+        };
+        verdict.push_str(&format!(
+            "  {} {}/{} abort {:.0}%",
+            m["name"].as_str().unwrap_or("?"),
+            rate("canary"),
+            rate("stable"),
+            e["towardFailed"].as_f64().unwrap_or(0.0) * 100.0
+        ));
+    }
     let weight = if status["promoted"] == true {
         "promoted".to_string()
     } else {

@@ -8,7 +8,7 @@ use super::args::{count, duration, integer, resolve};
 use super::expr::Condition;
 use super::provider::ResolvedProvider;
 use super::verdict::{Conditions, Limits};
-use crate::argo::model::{Metric, Templated};
+use crate::argo::model::{Builtin, BuiltinMetric, Metric, Provider, Templated};
 
 #[derive(Clone, Debug)]
 pub struct ResolvedMetric {
@@ -95,10 +95,27 @@ fn resolve_metric(
             .map_err(|e| format!("{field} {source:?}: {e}")),
         None => Ok(None),
     };
-    let conditions = Conditions {
+    let mut conditions = Conditions {
         success: condition("successCondition", &metric.success_condition)?,
         failure: condition("failureCondition", &metric.failure_condition)?,
     };
+    // A comparison's result is its verdict; without conditions Argo would pass any result,
+    // so it is judged by the verdict itself.
+    let compares = matches!(
+        &metric.provider,
+        Provider::Builtin(Builtin {
+            metric: BuiltinMetric::Compare(_),
+            ..
+        })
+    );
+    if compares && conditions.success.is_none() && conditions.failure.is_none() {
+        conditions = Conditions {
+            success: Some(
+                Condition::parse(r#"result == "Successful""#).map_err(|e| e.to_string())?,
+            ),
+            failure: Some(Condition::parse(r#"result == "Failed""#).map_err(|e| e.to_string())?),
+        };
+    }
     let provider =
         ResolvedProvider::resolve(&metric.provider, args).map_err(|e| format!("provider: {e}"))?;
     Ok(ResolvedMetric {
@@ -114,7 +131,7 @@ fn resolve_metric(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::argo::model::{Builtin, BuiltinMetric, Provider};
+    use crate::argo::model::Compare;
     use weir_proxy::stats::Role;
 
     fn t(s: &str) -> Templated {
@@ -184,6 +201,39 @@ pub(crate) mod tests {
             ResolvedMetric::resolve(&m, &args()).unwrap().limits.count,
             None
         );
+    }
+
+    #[test]
+    fn a_comparison_without_conditions_is_judged_by_its_verdict() {
+        let mut m = metric("errors");
+        m.provider = Provider::Builtin(Builtin {
+            route: t("web"),
+            backend: Role::Canary,
+            metric: BuiltinMetric::Compare(Compare {
+                latency_quantile: None,
+                max_ratio: 1.5,
+                margin: 0.001,
+                alpha: 0.01,
+                max_duration: None,
+            }),
+            window: Duration::from_secs(30),
+            min_requests: 0,
+        });
+        let r = ResolvedMetric::resolve(&m, &args()).unwrap();
+        let judge = |verdict: &str| {
+            r.conditions
+                .judge(Ok(crate::analysis::Reading::Value(
+                    crate::analysis::expr::Value::String(verdict.into()),
+                )))
+                .phase
+        };
+        use crate::analysis::Phase;
+        assert_eq!(judge("Failed"), Phase::Failed);
+        assert_eq!(judge("Successful"), Phase::Successful);
+        assert_eq!(judge("Inconclusive"), Phase::Inconclusive);
+        // A plain metric keeps Argo's rule: no conditions pass any value.
+        let plain = ResolvedMetric::resolve(&metric("rate"), &args()).unwrap();
+        assert!(plain.conditions.success.is_none());
     }
 
     #[test]

@@ -12,8 +12,9 @@ use serde::Serialize;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::judge::Evidence;
 use super::metric::ResolvedMetric;
-use super::provider::{measure, ProviderContext};
+use super::provider::{measure, Memory, ProviderContext};
 use super::verdict::{assess, Judgement, Limits, Phase, Tally};
 use crate::argo::model::AnalysisTemplate;
 
@@ -45,6 +46,9 @@ pub struct MetricStatus {
     pub counts: Tally,
     /// The latest measurements, oldest first.
     pub measurements: VecDeque<MeasurementStatus>,
+    /// A comparison's evidence: live while its measurement runs, then as it decided.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Evidence>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -112,6 +116,7 @@ impl AnalysisRun {
                     dry_run: m.dry_run,
                     counts: Tally::default(),
                     measurements: VecDeque::new(),
+                    evidence: None,
                 })
                 .collect(),
         };
@@ -216,6 +221,14 @@ impl Shared {
         self.done.send_replace(true);
     }
 
+    /// A running comparison's evidence so far.
+    fn evidence(&self, index: usize, evidence: Evidence) {
+        let mut state = self.lock();
+        if let Some(metric) = state.status.metrics.get_mut(index) {
+            metric.evidence = Some(evidence);
+        }
+    }
+
     /// Records a measurement and re-assesses; true when this metric needs no more measurements.
     fn record(&self, index: usize, judgement: Judgement, started_at: u64) -> bool {
         let mut state = self.lock();
@@ -291,10 +304,12 @@ async fn run_metric(
             _ = done.wait_for(|d| *d) => return,
         }
     }
+    let progress = |evidence| shared.evidence(index, evidence);
+    let mut memory = Memory::default();
     loop {
         let started_at = unix_now();
         let reading = tokio::select! {
-            reading = measure(&metric.provider, &ctx) => reading,
+            reading = measure(&metric.provider, &ctx, &mut memory, &progress) => reading,
             _ = done.wait_for(|d| *d) => return,
         };
         let judgement = metric.conditions.judge(reading);

@@ -100,8 +100,10 @@ impl Conditions {
                     message,
                 }
             }
-            Ok(Reading::Value(value)) => value,
+            Ok(Reading::Value(value)) => (value, None),
+            Ok(Reading::Judged { value, detail }) => (value, Some(detail)),
         };
+        let (value, detail) = value;
         let shown = value.to_string();
         let run = |condition: &Option<Condition>| {
             condition.as_ref().map(|c| {
@@ -110,10 +112,14 @@ impl Conditions {
             })
         };
         let phase = evaluate(run(&self.success), run(&self.failure));
-        let message = match &phase {
+        let mut message = match &phase {
             Err(e) => e.clone(),
             Ok(phase) => self.explain(*phase, &shown),
         };
+        if let Some(detail) = detail {
+            message.push_str(": ");
+            message.push_str(&detail);
+        }
         Judgement {
             phase: phase.unwrap_or(Phase::Error),
             value: Some(shown),

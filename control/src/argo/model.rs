@@ -214,6 +214,7 @@ pub struct RangeQuery {
 ///       route: web                # weir route name ({{args.*}} allowed)
 ///       backend: canary           # canary (default) | stable
 ///       metric: success-rate      # success-rate | error-rate | latency | requests | burn-rate
+///                                 # | compare-errors | compare-latency (canary vs stable)
 ///       quantile: 0.99            # for latency (default 0.99); result in seconds
 ///       slo: 99.9                 # for burn-rate, percent
 ///       window: 30s               # default 30s, at most 60s
@@ -240,4 +241,29 @@ pub enum BuiltinMetric {
     Requests,
     /// error ratio / (1 − SLO); SLO as a fraction (0.999).
     BurnRate { slo: f64 },
+    /// The canary judged against the stable of the same route by sequential tests, from the
+    /// start of the measurement until a verdict (`analysis::judge`).
+    Compare(Compare),
+}
+
+/// `compare-errors` and `compare-latency`: the tolerance and how sure to be.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Compare {
+    /// `None` judges errors; `Some(q)` requests slower than the stable's q-quantile.
+    pub latency_quantile: Option<f64>,
+    /// The canary may have this many times the stable's events and still be the same.
+    pub max_ratio: f64,
+    /// Or this much more, as a fraction of requests (0.001 = 0.1 %).
+    pub margin: f64,
+    /// The chance of failing a canary that is the same.
+    pub alpha: f64,
+    /// Undecided after this long: the measurement ends Inconclusive. None: no limit.
+    pub max_duration: Option<Duration>,
+}
+
+impl Compare {
+    pub const DEFAULT_MAX_RATIO: f64 = 1.5;
+    pub const DEFAULT_MARGIN: f64 = 0.001;
+    pub const DEFAULT_ALPHA: f64 = 0.01;
+    pub const DEFAULT_QUANTILE: f64 = 0.99;
 }

@@ -6,7 +6,7 @@ use serde_yaml_ng::{Mapping, Value};
 use weir_proxy::stats::Role;
 
 use super::duration::parse_go_duration;
-use super::model::{Builtin, BuiltinMetric, Provider, RangeQuery, Templated};
+use super::model::{Builtin, BuiltinMetric, Compare, Provider, RangeQuery, Templated};
 use super::node::{
     boolean, field, index, int_in, join, mapping, number, object, opt_string, req_string, seq, Ctx,
     Fields,
@@ -249,6 +249,10 @@ fn builtin(cx: &mut Ctx, v: &Value, path: &str) -> Option<Builtin> {
             "slo",
             "window",
             "minRequests",
+            "maxRatio",
+            "margin",
+            "alpha",
+            "maxDuration",
         ],
         ignored: &[],
         refused: &[],
@@ -269,8 +273,21 @@ fn builtin(cx: &mut Ctx, v: &Value, path: &str) -> Option<Builtin> {
     };
     let quantile = fraction(cx, m, "quantile", path, 1.0);
     let slo = fraction(cx, m, "slo", path, 100.0);
-    let metric = req_string(cx, m, "metric", path)
-        .and_then(|name| builtin_metric(cx, &name, quantile, slo, path));
+    let metric = req_string(cx, m, "metric", path).and_then(|name| {
+        if name.starts_with("compare-") {
+            compare(cx, m, &name, quantile, path).map(BuiltinMetric::Compare)
+        } else {
+            for key in ["maxRatio", "margin", "alpha", "maxDuration"] {
+                if field(m, key).is_some() {
+                    cx.problem(
+                        &join(path, key),
+                        "applies to compare-errors and compare-latency only",
+                    );
+                }
+            }
+            builtin_metric(cx, &name, quantile, slo, path)
+        }
+    });
     let window = match opt_string(cx, m, "window", path) {
         None => Some(Duration::from_secs(30)),
         Some(s) => match parse_go_duration(&s) {
@@ -302,6 +319,128 @@ fn builtin(cx: &mut Ctx, v: &Value, path: &str) -> Option<Builtin> {
         window: window?,
         min_requests: min_requests?,
     })
+}
+
+/// `compare-errors` / `compare-latency`: the canary against the stable, so `backend`, `window`
+/// and `minRequests` (which shape a one-backend reading) do not apply.
+fn compare(
+    cx: &mut Ctx,
+    m: &Mapping,
+    name: &str,
+    quantile: Option<f64>,
+    path: &str,
+) -> Option<Compare> {
+    let latency_quantile = match name {
+        "compare-errors" => {
+            if quantile.is_some() {
+                cx.problem(
+                    &join(path, "quantile"),
+                    "quantile applies to compare-latency, not compare-errors",
+                );
+            }
+            None
+        }
+        "compare-latency" => Some(quantile.unwrap_or(Compare::DEFAULT_QUANTILE)),
+        other => {
+            cx.problem(
+                &join(path, "metric"),
+                format!("unknown metric `{other}`; the comparisons are compare-errors and compare-latency"),
+            );
+            return None;
+        }
+    };
+    for key in ["backend", "window", "minRequests"] {
+        if field(m, key).is_some() {
+            cx.problem(
+                &join(path, key),
+                format!("does not apply to {name}: it judges canary against stable from the start of the measurement"),
+            );
+        }
+    }
+    let max_ratio = match field(m, "maxRatio") {
+        None => Some(Compare::DEFAULT_MAX_RATIO),
+        Some(v) => {
+            let at = join(path, "maxRatio");
+            number(cx, v, &at).and_then(|x| {
+                if (1.0..=1000.0).contains(&x) {
+                    Some(x)
+                } else {
+                    cx.problem(&at, format!("{x} is out of range; expected 1 to 1000"));
+                    None
+                }
+            })
+        }
+    };
+    let margin = match field(m, "margin") {
+        None => Some(Compare::DEFAULT_MARGIN),
+        Some(v) => share(cx, v, &join(path, "margin")),
+    };
+    let alpha = match field(m, "alpha") {
+        None => Some(Compare::DEFAULT_ALPHA),
+        Some(v) => {
+            let at = join(path, "alpha");
+            number(cx, v, &at).and_then(|x| {
+                if x > 0.0 && x <= 0.2 {
+                    Some(x)
+                } else {
+                    cx.problem(
+                        &at,
+                        format!("{x} is out of range; expected more than 0 and at most 0.2"),
+                    );
+                    None
+                }
+            })
+        }
+    };
+    let max_duration = match opt_string(cx, m, "maxDuration", path) {
+        None => Some(None),
+        Some(s) => match parse_go_duration(&s) {
+            Ok(d) if !d.is_zero() => Some(Some(d)),
+            Ok(_) => {
+                cx.problem(&join(path, "maxDuration"), "must be more than 0s");
+                None
+            }
+            Err(msg) => {
+                cx.problem(&join(path, "maxDuration"), msg);
+                None
+            }
+        },
+    };
+    Some(Compare {
+        latency_quantile,
+        max_ratio: max_ratio?,
+        margin: margin?,
+        alpha: alpha?,
+        max_duration: max_duration?,
+    })
+}
+
+/// A share of requests: `0.1%` (a string with a percent sign) or a fraction (`0.001`), 0 to 1.
+fn share(cx: &mut Ctx, v: &Value, path: &str) -> Option<f64> {
+    let x = match v {
+        Value::String(s) => match s.trim().strip_suffix('%') {
+            Some(p) => match p.trim().parse::<f64>() {
+                Ok(p) => p / 100.0,
+                Err(_) => {
+                    cx.problem(path, format!("{s:?} is not a percentage like 0.1%"));
+                    return None;
+                }
+            },
+            None => {
+                cx.problem(
+                    path,
+                    format!("{s:?}: write a percentage with its sign (0.1%) or a fraction (0.001)"),
+                );
+                return None;
+            }
+        },
+        other => number(cx, other, path)?,
+    };
+    if !(0.0..=1.0).contains(&x) {
+        cx.problem(path, format!("{x} is out of range; expected 0% to 100%"));
+        return None;
+    }
+    Some(x)
 }
 
 /// `quantile` (a fraction, below 1) or `slo` (a percent, below 100), as a fraction.

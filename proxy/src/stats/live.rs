@@ -17,8 +17,8 @@ pub const WINDOW_SECS: u64 = 60;
 const SLOTS: usize = WINDOW_SECS as usize;
 
 /// Seconds since a process-wide origin, shared by all windows so that stable and canary slots
-/// cover the same wall-clock seconds.
-fn now_second() -> u64 {
+/// cover the same wall-clock seconds. Readers that go second by second count in these.
+pub fn now_second() -> u64 {
     second_of(Instant::now())
 }
 
@@ -289,6 +289,11 @@ impl LiveStats {
         let window = Arc::new(LiveWindow::new());
         windows.insert((route.to_owned(), role), Arc::clone(&window));
         window
+    }
+
+    /// The window of a route×backend if a table ever created it.
+    pub fn find(&self, route: &str, role: Role) -> Option<Arc<LiveWindow>> {
+        self.windows().get(&(route.to_owned(), role)).cloned()
     }
 
     /// A snapshot of a route×backend's window; `None` if it was never created.

@@ -22,11 +22,16 @@
 //! after every observation is allowed: Ville's inequality, not a fixed sample size, bounds the
 //! error.
 
+mod comparison;
+mod feed;
 mod mixture;
 mod rate;
 mod ratio;
 
 use serde::Serialize;
+
+pub use comparison::{Comparison, Evidence, Figures};
+pub use feed::Signal;
 
 use rate::RateTest;
 use ratio::RatioTest;
@@ -61,7 +66,8 @@ impl Default for Tolerance {
     }
 }
 
-/// The judge's outcome so far. Failed and Successful are final.
+/// The judge's outcome so far. Failed is final; Successful stays unless the canary later turns
+/// out worse (the tests keep watching, with no new chance of a false Failed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum Verdict {
     Inconclusive,
@@ -122,6 +128,8 @@ pub struct Judge {
     better_level: RateTest,
     /// Each Failed test once it has crossed 1/alpha (it need not stay above).
     crossed: (bool, bool),
+    /// A Successful test has crossed 2/alpha.
+    passed: bool,
     verdict: Verdict,
 }
 
@@ -145,6 +153,7 @@ impl Judge {
             better_ratio: RatioTest::new(Direction::NotWorse, tolerance.max_ratio),
             better_level: RateTest::new(Direction::NotWorse),
             crossed: (false, false),
+            passed: false,
             verdict: Verdict::Inconclusive,
         }
     }
@@ -155,7 +164,7 @@ impl Judge {
 
     /// Takes what each backend did since the last call; returns the verdict so far.
     pub fn observe(&mut self, canary: Count, stable: Count) -> Verdict {
-        if self.verdict != Verdict::Inconclusive {
+        if self.verdict == Verdict::Failed {
             return self.verdict;
         }
         let c = canary.pair();
@@ -189,11 +198,12 @@ impl Judge {
         self.crossed.0 |= self.worse_ratio.log_evidence() >= fail_at;
         self.crossed.1 |= self.worse_level.log_evidence() >= fail_at;
         let pass_at = (2.0 / self.tolerance.alpha).ln();
-        let passed = self.better_ratio.log_evidence() >= pass_at
-            || self.better_level.log_evidence() >= pass_at;
+        self.passed |= (self.better_ratio.log_evidence() >= pass_at
+            || self.better_level.log_evidence() >= pass_at)
+            && self.stable.requests >= MIN_STABLE_REQUESTS;
         self.verdict = if self.crossed.0 && self.crossed.1 {
             Verdict::Failed
-        } else if passed && self.stable.requests >= MIN_STABLE_REQUESTS {
+        } else if self.passed {
             Verdict::Successful
         } else {
             Verdict::Inconclusive
@@ -249,11 +259,7 @@ impl Judge {
         Progress {
             // Both tests must get there, so the slower one says how far Failed is.
             toward_failed: ratio.min(level),
-            toward_successful: if self.verdict == Verdict::Successful {
-                1.0
-            } else {
-                better
-            },
+            toward_successful: if self.passed { 1.0 } else { better },
         }
     }
 }

@@ -20,7 +20,7 @@ impl Noise {
 }
 
 /// Runs `seconds` of traffic (canary and stable requests per second, event rate per second)
-/// and returns the verdict and the second it came in.
+/// and returns the verdict it moved to and the second it came in.
 fn run(
     judge: &mut Judge,
     noise: &mut Noise,
@@ -28,6 +28,7 @@ fn run(
     per_second: (u64, u64),
     rates: impl Fn(u64) -> (f64, f64),
 ) -> (Verdict, f64) {
+    let start = judge.verdict();
     for tick in 0..seconds * 10 {
         let (c_rate, s_rate) = rates(tick / 10);
         let c = per_second.0 / 10;
@@ -41,11 +42,11 @@ fn run(
             events: noise.events(s, s_rate),
         };
         let verdict = judge.observe(canary, stable);
-        if verdict != Verdict::Inconclusive {
+        if verdict != start {
             return (verdict, (tick + 1) as f64 / 10.0);
         }
     }
-    (Verdict::Inconclusive, seconds as f64)
+    (start, seconds as f64)
 }
 
 #[test]
@@ -132,4 +133,17 @@ fn the_margin_tolerates_small_absolute_differences() {
         let (verdict, at) = run(&mut judge, &mut noise, 300, (200, 800), |_| (0.0005, 0.0));
         assert_ne!(verdict, Verdict::Failed, "seed {seed} at {at}");
     }
+}
+
+#[test]
+fn after_successful_it_keeps_watching() {
+    let mut judge = Judge::new(Tolerance::default());
+    let mut noise = Noise(6);
+    let (verdict, at) = run(&mut judge, &mut noise, 600, (200, 800), |_| (0.01, 0.01));
+    assert_eq!(verdict, Verdict::Successful, "at {at}");
+    let (verdict, _) = run(&mut judge, &mut noise, 60, (200, 800), |_| (0.3, 0.01));
+    assert_eq!(verdict, Verdict::Failed);
+    // Failed is final.
+    let (verdict, _) = run(&mut judge, &mut noise, 10, (200, 800), |_| (0.0, 0.01));
+    assert_eq!(verdict, Verdict::Failed);
 }

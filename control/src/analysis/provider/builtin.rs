@@ -42,6 +42,9 @@ pub fn measure(
             }
             snapshot.quantile(quantile).map(|d| d.as_secs_f64())
         }
+        BuiltinMetric::Compare(_) => {
+            return Err("weir/live: a comparison is measured over time, not from a window".into())
+        }
         BuiltinMetric::BurnRate { slo } => {
             if !(slo > 0.0 && slo < 1.0) {
                 return Err(format!(

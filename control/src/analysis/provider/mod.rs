@@ -1,6 +1,7 @@
 //! Providers take one measurement: Prometheus, a web endpoint, or weir's own live windows.
 
 mod builtin;
+mod compare;
 mod http;
 mod jsonpath;
 mod prometheus;
@@ -16,8 +17,10 @@ use weir_proxy::stats::{LiveStats, Role};
 
 use super::args::resolve;
 use super::expr::Value;
+use crate::analysis::judge::{Comparison, Evidence};
 use crate::argo::model::{BuiltinMetric, Provider, RangeQuery};
 
+pub use compare::describe as describe_evidence;
 pub use jsonpath::JsonPath;
 
 /// Argo's defaults: `timeout` of the Prometheus provider, `timeoutSeconds` of the web provider.
@@ -30,6 +33,18 @@ pub enum Reading {
     Value(Value),
     /// Too little data to judge (the built-in provider's minRequests guard).
     Inconclusive(String),
+    /// A value with the figures behind it, for the measurement's message (comparisons).
+    Judged {
+        value: Value,
+        detail: String,
+    },
+}
+
+/// What a metric keeps from one measurement to the next: a comparison's evidence, so that a
+/// run judges once over its whole life (one alpha), not afresh at every measurement.
+#[derive(Default)]
+pub struct Memory {
+    comparison: Option<Comparison>,
 }
 
 /// What providers need from the running process.
@@ -144,9 +159,12 @@ impl ResolvedProvider {
 }
 
 /// Takes one measurement. `Err` is a measurement error, with a message naming what failed.
+/// A comparison runs until it decides and reports its evidence through `progress` meanwhile.
 pub async fn measure(
     provider: &ResolvedProvider,
     ctx: &ProviderContext,
+    memory: &mut Memory,
+    progress: &(dyn Fn(Evidence) + Send + Sync),
 ) -> Result<Reading, String> {
     match provider {
         ResolvedProvider::Prometheus {
@@ -173,6 +191,11 @@ pub async fn measure(
             };
             web::measure(&call, json_path.as_ref()).await
         }
+        ResolvedProvider::Builtin {
+            route,
+            metric: BuiltinMetric::Compare(spec),
+            ..
+        } => compare::measure(&ctx.live, route, spec, &mut memory.comparison, progress).await,
         ResolvedProvider::Builtin {
             route,
             backend,
