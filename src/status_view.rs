@@ -16,6 +16,39 @@ fn bar(canary_percent: f64) -> String {
     format!("[{}{}]", "#".repeat(filled), ".".repeat(20 - filled))
 }
 
+/// A comparison's evidence under its metric: both backends' figures and how far each verdict is.
+fn evidence(e: &Value) -> Option<String> {
+    if e.is_null() {
+        return None;
+    }
+    let side = |name: &str| {
+        let rate = e[name]["rate"]
+            .as_f64()
+            .map_or("-".to_string(), |r| format!("{:.2}%", r * 100.0));
+        format!(
+            "{name} {rate} ({} of {})",
+            e[name]["events"], e[name]["requests"]
+        )
+    };
+    let what = match e["thresholdSeconds"].as_f64() {
+        Some(bar) => format!("slower than {:.1}ms", bar * 1000.0),
+        None => e["signal"].as_str().unwrap_or("events").to_string(),
+    };
+    let percent = |key: &str| (e[key].as_f64().unwrap_or(0.0) * 100.0).round();
+    let mut line = format!(
+        "      {what}: {} vs {} over {}s; evidence toward Failed {}%, Successful {}%\n",
+        side("canary"),
+        side("stable"),
+        e["seconds"],
+        percent("towardFailed"),
+        percent("towardSuccessful"),
+    );
+    if let Some(waiting) = e["waiting"].as_str() {
+        line.push_str(&format!("      ({waiting})\n"));
+    }
+    Some(line)
+}
+
 pub fn render(s: &Value) -> String {
     let mut out = String::new();
     let phase = s["phase"].as_str().unwrap_or("?");
@@ -78,7 +111,41 @@ pub fn render(s: &Value) -> String {
                 m["inconclusive"],
                 m["error"]
             ));
+            if let Some(line) = evidence(&m["evidence"]) {
+                out.push_str(&line);
+            }
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_comparison_shows_both_backends_and_its_progress() {
+        let status = json!({
+            "rollout": "shop", "phase": "Progressing", "step": 1, "step_count": 2,
+            "weights": {"canary": 20.0, "stable": 80.0},
+            "analysis": {"background": {"phase": "Running", "metrics": [{
+                "name": "latency", "phase": "Running", "measurements": [],
+                "successful": 0, "failed": 0, "inconclusive": 0, "error": 0,
+                "evidence": {
+                    "signal": "latency", "verdict": "Inconclusive",
+                    "canary": {"requests": 2000, "events": 80, "rate": 0.04},
+                    "stable": {"requests": 8000, "events": 81, "rate": 0.010125},
+                    "towardFailed": 0.456, "towardSuccessful": 0.0,
+                    "thresholdSeconds": 0.0052, "seconds": 10
+                }
+            }]}}
+        });
+        let text = render(&status);
+        assert!(
+            text.contains("slower than 5.2ms: canary 4.00% (80 of 2000) vs stable 1.01% (81 of 8000) over 10s; evidence toward Failed 46%, Successful 0%"),
+            "{text}"
+        );
+    }
 }

@@ -229,6 +229,109 @@ fn argo_builtin_provider() {
 }
 
 #[test]
+fn argo_builtin_comparisons() {
+    use weir_control::argo::model::{BuiltinMetric, Compare};
+    let compare = |fields: &str| {
+        template_with(&format!(
+            "  metrics:\n  - name: m\n    provider:\n      plugin:\n        weir/live: {{route: web, {fields}}}\n"
+        ))
+    };
+    let spec = |text: &str| {
+        let m = load(text).unwrap_or_else(|e| panic!("{e:#?}"));
+        match &m.templates[0].metrics[0].provider {
+            Provider::Builtin(b) => match b.metric {
+                BuiltinMetric::Compare(c) => c,
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        }
+    };
+    // Defaults: errors, 1.5 ×, 0.1 %, alpha 1 %, no time limit.
+    let c = spec(&compare("metric: compare-errors"));
+    assert_eq!(
+        c,
+        Compare {
+            latency_quantile: None,
+            max_ratio: 1.5,
+            margin: 0.001,
+            alpha: 0.01,
+            max_duration: None
+        }
+    );
+    let c = spec(&compare(
+        "metric: compare-latency, quantile: 0.95, maxRatio: 2, margin: 0.5%, alpha: 0.005, maxDuration: 10m",
+    ));
+    assert_eq!(c.latency_quantile, Some(0.95));
+    assert_eq!((c.max_ratio, c.margin, c.alpha), (2.0, 0.005, 0.005));
+    assert_eq!(c.max_duration, Some(std::time::Duration::from_secs(600)));
+    assert_eq!(
+        spec(&compare("metric: compare-errors, margin: 0.002")).margin,
+        0.002
+    );
+    assert_eq!(
+        spec(&compare("metric: compare-latency")).latency_quantile,
+        Some(0.99)
+    );
+
+    let at = "spec.metrics[0].provider.plugin.weir/live";
+    for (fields, field, words) in [
+        (
+            "metric: compare-errors, window: 30s",
+            "window",
+            "does not apply to compare-errors",
+        ),
+        (
+            "metric: compare-errors, backend: stable",
+            "backend",
+            "canary against stable",
+        ),
+        (
+            "metric: compare-errors, quantile: 0.9",
+            "quantile",
+            "compare-latency, not compare-errors",
+        ),
+        (
+            "metric: compare-errors, maxRatio: 0.5",
+            "maxRatio",
+            "expected 1 to 1000",
+        ),
+        (
+            "metric: compare-errors, margin: lots",
+            "margin",
+            "a percentage with its sign",
+        ),
+        (
+            "metric: compare-errors, margin: 120%",
+            "margin",
+            "out of range",
+        ),
+        ("metric: compare-errors, alpha: 0.5", "alpha", "at most 0.2"),
+        (
+            "metric: compare-errors, maxDuration: 0s",
+            "maxDuration",
+            "more than 0s",
+        ),
+        (
+            "metric: compare-speed",
+            "metric",
+            "compare-errors and compare-latency",
+        ),
+        (
+            "metric: error-rate, maxRatio: 2",
+            "maxRatio",
+            "compare-errors and compare-latency only",
+        ),
+    ] {
+        one(
+            &compare(fields),
+            "AnalysisTemplate/t",
+            &format!("{at}.{field}"),
+            words,
+        );
+    }
+}
+
+#[test]
 fn argo_all_problems_are_collected() {
     let text = rollout_with_steps(
         "      - setWeight: x\n      - experiment: {}\n      - pause: {duration: never}\n      - setHeaderRoute: {name: h}\n",

@@ -302,3 +302,127 @@ async fn history_keeps_the_last_ten_and_serializes() {
     assert_eq!(json["metrics"][0]["dryRun"], false);
     assert_eq!(json["metrics"][0]["measurements"][0]["value"], "0.96");
 }
+
+/// A comparison on route `web`, judged on real seconds (the live windows' clock).
+fn comparison(name: &str, metric_name: &str) -> Metric {
+    let mut m = metric(name);
+    m.provider = Provider::Builtin(crate::argo::model::Builtin {
+        route: t("web"),
+        backend: Role::Canary,
+        metric: crate::argo::model::BuiltinMetric::Compare(crate::argo::model::Compare {
+            latency_quantile: (metric_name == "compare-latency").then_some(0.99),
+            max_ratio: 1.5,
+            margin: 0.001,
+            alpha: 0.01,
+            max_duration: None,
+        }),
+        window: Duration::from_secs(30),
+        min_requests: 0,
+    });
+    m
+}
+
+/// Records into `web`'s windows from another thread, 20 canary and 80 stable requests every
+/// 10 ms, until the returned flag is set (bounded: at most 30 s).
+fn traffic(
+    live: &Arc<LiveStats>,
+    canary_status: u16,
+) -> (
+    Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (canary, stable) = (
+        live.window("web", Role::Canary),
+        live.window("web", Role::Stable),
+    );
+    let flag = Arc::clone(&stop);
+    let thread = std::thread::spawn(move || {
+        let began = std::time::Instant::now();
+        while !flag.load(std::sync::atomic::Ordering::Relaxed)
+            && began.elapsed() < Duration::from_secs(30)
+        {
+            for _ in 0..2 {
+                canary.record(&Outcome::response(canary_status, Duration::from_millis(2)));
+            }
+            for _ in 0..8 {
+                stable.record(&Outcome::response(200, Duration::from_millis(2)));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    (stop, thread)
+}
+
+#[tokio::test]
+async fn a_comparison_fails_a_canary_in_an_outage_and_says_why() {
+    let live = Arc::new(LiveStats::new());
+    let (stop, thread) = traffic(&live, 503);
+    let ctx = Arc::new(ProviderContext::new(Arc::clone(&live)));
+    let run = AnalysisRun::start(
+        "compare".into(),
+        vec![template(
+            "t",
+            vec![],
+            vec![comparison("errors", "compare-errors")],
+        )],
+        HashMap::new(),
+        ctx,
+    )
+    .unwrap();
+    let status = tokio::time::timeout(Duration::from_secs(20), run.finished()).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = thread.join();
+    let status = status.unwrap_or_else(|_| panic!("undecided: {:#?}", run.status()));
+    assert_eq!(status.phase, Phase::Failed, "{status:#?}");
+    // Judged by its verdict (no conditions given), with the figures in the message.
+    assert!(
+        status.message.contains("canary 100.00 % errors")
+            && status.message.contains("vs stable 0.00 %"),
+        "{}",
+        status.message
+    );
+    let evidence = status.metrics[0].evidence.clone();
+    let evidence = evidence.unwrap_or_else(|| panic!("no evidence: {status:#?}"));
+    assert_eq!(evidence.verdict, crate::analysis::judge::Verdict::Failed);
+    assert_eq!(evidence.toward_failed, 1.0);
+    assert!(evidence.stable.requests > 0 && evidence.canary.events == evidence.canary.requests);
+}
+
+#[tokio::test]
+async fn a_running_comparison_shows_its_evidence() {
+    let live = Arc::new(LiveStats::new());
+    let (stop, thread) = traffic(&live, 200);
+    let ctx = Arc::new(ProviderContext::new(Arc::clone(&live)));
+    let run = AnalysisRun::start(
+        "compare".into(),
+        vec![template(
+            "t",
+            vec![],
+            vec![comparison("latency", "compare-latency")],
+        )],
+        HashMap::new(),
+        ctx,
+    )
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let status = run.status();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = thread.join();
+    assert_eq!(status.phase, Phase::Running, "{status:#?}");
+    let metric = &status.metrics[0];
+    assert!(metric.measurements.is_empty(), "{metric:#?}");
+    let evidence = metric
+        .evidence
+        .clone()
+        .unwrap_or_else(|| panic!("{metric:#?}"));
+    assert_eq!(evidence.signal, "latency");
+    assert!(evidence.seconds >= 1, "{evidence:?}");
+    // Either still measuring the stable for its bar, or judging against it.
+    assert!(
+        evidence.waiting.is_some() || evidence.threshold_seconds.is_some(),
+        "{evidence:?}"
+    );
+    run.terminate();
+    assert_eq!(run.status().phase, Phase::Successful);
+}

@@ -370,13 +370,18 @@ impl Driver {
 
     fn publish(&self) {
         self.metrics.observe(&self.state, &self.traffic);
+        let step_run = self.step_run.as_ref().map(|(i, r)| (*i, r.status_json()));
+        let background = self.background.as_ref().map(|r| r.status_json());
+        for run in step_run.iter().map(|(_, r)| r).chain(background.iter()) {
+            self.metrics.evidence(run);
+        }
         let view = StatusView {
             plan: &self.plan,
             state: &self.state,
             traffic: &self.traffic,
             route: &self.settings.route,
-            step_run: self.step_run.as_ref().map(|(i, r)| (*i, r.status_json())),
-            background: self.background.as_ref().map(|r| r.status_json()),
+            step_run,
+            background,
         };
         self.status.send_replace(status_json(&view));
     }

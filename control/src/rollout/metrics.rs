@@ -29,6 +29,20 @@ struct MetricLabels {
     metric: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TowardLabels {
+    rollout: String,
+    metric: String,
+    toward: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BackendLabels {
+    rollout: String,
+    metric: String,
+    backend: String,
+}
+
 pub struct RolloutMetrics {
     rollout: String,
     phase: Family<PhaseLabels, Gauge>,
@@ -37,6 +51,9 @@ pub struct RolloutMetrics {
     aborts: Family<RolloutLabel, Counter>,
     runs: Family<PhaseLabels, Counter>,
     last_value: Family<MetricLabels, Gauge<f64, AtomicU64>>,
+    evidence: Family<TowardLabels, Gauge<f64, AtomicU64>>,
+    compare_rate: Family<BackendLabels, Gauge<f64, AtomicU64>>,
+    compare_requests: Family<BackendLabels, Gauge>,
 }
 
 const PHASES: [Phase; 4] = [
@@ -56,6 +73,9 @@ impl RolloutMetrics {
             aborts: Family::default(),
             runs: Family::default(),
             last_value: Family::default(),
+            evidence: Family::default(),
+            compare_rate: Family::default(),
+            compare_requests: Family::default(),
         };
         metrics.register(|r| {
             r.register(
@@ -87,6 +107,21 @@ impl RolloutMetrics {
                 "analysis_metric_value",
                 "The last value each analysis metric measured",
                 m.last_value.clone(),
+            );
+            r.register(
+                "analysis_evidence_ratio",
+                "How far a comparison's evidence has come towards a verdict, 0..1 (1 = decided)",
+                m.evidence.clone(),
+            );
+            r.register(
+                "analysis_compare_rate",
+                "A comparison's event rate per backend since it started (errors or slow requests)",
+                m.compare_rate.clone(),
+            );
+            r.register(
+                "analysis_compare_requests",
+                "Requests a comparison has judged per backend since it started",
+                m.compare_requests.clone(),
             );
         });
         m
@@ -133,6 +168,45 @@ impl RolloutMetrics {
             })
             .inc();
         self.measured(run);
+        self.evidence(run);
+    }
+
+    /// Each comparison's evidence in a run's status JSON, as it stands.
+    pub fn evidence(&self, run: &Value) {
+        for metric in run["metrics"].as_array().into_iter().flatten() {
+            let (Some(name), e) = (metric["name"].as_str(), &metric["evidence"]) else {
+                continue;
+            };
+            if e.is_null() {
+                continue;
+            }
+            for (toward, key) in [
+                ("failed", "towardFailed"),
+                ("successful", "towardSuccessful"),
+            ] {
+                if let Some(x) = e[key].as_f64() {
+                    let labels = TowardLabels {
+                        rollout: self.rollout.clone(),
+                        metric: name.to_string(),
+                        toward: toward.to_string(),
+                    };
+                    self.evidence.get_or_create(&labels).set(x);
+                }
+            }
+            for backend in ["canary", "stable"] {
+                let labels = BackendLabels {
+                    rollout: self.rollout.clone(),
+                    metric: name.to_string(),
+                    backend: backend.to_string(),
+                };
+                if let Some(rate) = e[backend]["rate"].as_f64() {
+                    self.compare_rate.get_or_create(&labels).set(rate);
+                }
+                if let Some(n) = e[backend]["requests"].as_i64() {
+                    self.compare_requests.get_or_create(&labels).set(n);
+                }
+            }
+        }
     }
 
     /// The last numeric measurement of each metric in a run's status JSON.
