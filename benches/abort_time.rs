@@ -1,7 +1,10 @@
 //! How fast a regressed canary is taken out: time from the regression to canary weight 0, and
 //! the failed responses the canary served meanwhile, at 1,000 requests/s with the canary at 20 %.
-//! Built-in provider (live windows) and prometheus provider (a real Prometheus scraping every
-//! second, when installed). Reports; asserts nothing. Run: cargo bench --bench abort_time
+//! The shipped weir-compare template (canary against stable), the built-in provider's fixed
+//! threshold (live windows), and the prometheus provider (a real Prometheus scraping every
+//! second, when installed). These end-to-end runs check the verdict simulation
+//! (benches/verdicts.rs) against real sockets. Reports; asserts nothing.
+//! Run: cargo bench --bench abort_time
 
 #[path = "../tests/common/backend.rs"]
 #[allow(dead_code)]
@@ -33,6 +36,15 @@ fn rollout(template: &str) -> String {
     format!(
         "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: bench}}\nspec:\n  strategy:\n    canary:\n\
          \x20     analysis: {{templates: [{{templateName: fuse}}]}}\n      steps: [{{setWeight: 20}}, {{pause: {{}}}}]\n---\n{template}"
+    )
+}
+
+/// The shipped templates; the Rollout's background analysis is weir-compare on route `web`.
+fn compare_rollout() -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: bench}}\nspec:\n  strategy:\n    canary:\n\
+         \x20     analysis: {{templates: [{{templateName: weir-compare}}], args: [{{name: route, value: web}}]}}\n      steps: [{{setWeight: 20}}, {{pause: {{}}}}]\n---\n{}",
+        include_str!("../deploy/analysis/weir-analysis-templates.yaml")
     )
 }
 
@@ -92,7 +104,9 @@ fn canary_failures(plane: &DataPlane) -> f64 {
         .sum()
 }
 
-async fn trial(manifests: &str, admin: Option<SocketAddr>) -> Option<Trial> {
+/// `every`: after the regression the canary answers every `every`th request 500 (the stable
+/// every 1000th, 0.1 %, throughout).
+async fn trial(manifests: &str, admin: Option<SocketAddr>, every: u64) -> Option<Trial> {
     let stable = backend::start(
         "stable",
         backend::Behaviour {
@@ -172,7 +186,7 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>) -> Option<Trial> {
         })
         .collect();
 
-    // Healthy for 8 s (the analysis is warm), then the regression: 5 % 5xx.
+    // Healthy for 8 s (the analysis is warm), then the regression.
     tokio::time::sleep(Duration::from_secs(8)).await;
     if handle.status()["phase"] != "Paused" {
         eprintln!(
@@ -183,7 +197,7 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>) -> Option<Trial> {
         return None;
     }
     let failed_before = canary_failures(&plane);
-    knob.store(20, Ordering::SeqCst);
+    knob.store(every, Ordering::SeqCst);
     let t0 = Instant::now();
     let to_zero = loop {
         let table = plane.table.load();
@@ -243,13 +257,22 @@ fn main() {
         .expect("runtime");
     println!("| provider | trials | regression → weight 0 (median) | min … max | failed canary responses (median) | min … max |");
     println!("|---|---|---|---|---|---|");
+    for (every, what) in [(20, "0.1 → 5 % 5xx"), (50, "0.1 → 2 % 5xx")] {
+        let mut compare = Vec::new();
+        for _ in 0..TRIALS {
+            if let Some(t) = rt.block_on(trial(&compare_rollout(), None, every)) {
+                compare.push(t);
+            }
+        }
+        report(&format!("weir-compare (canary vs stable), {what}"), compare);
+    }
     let mut live = Vec::new();
     for _ in 0..TRIALS {
-        if let Some(t) = rt.block_on(trial(&rollout(LIVE), None)) {
+        if let Some(t) = rt.block_on(trial(&rollout(LIVE), None, 20)) {
             live.push(t);
         }
     }
-    report("built-in (weir/live, 250 ms interval, 3 s window)", live);
+    report("built-in threshold (weir/live, 250 ms interval, 3 s window), 0.1 → 5 % 5xx", live);
 
     let prometheus = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"]
         .into_iter()
@@ -289,6 +312,7 @@ fn main() {
         if let Some(t) = rt.block_on(trial(
             &rollout(&prometheus_template(prom_addr)),
             Some(admin),
+            20,
         )) {
             prom.push(t);
         }
@@ -296,5 +320,5 @@ fn main() {
         let _ = child.wait();
         let _ = std::fs::remove_dir_all(&dir);
     }
-    report("prometheus (1 s scrape, 1 s interval, rate over 5 s)", prom);
+    report("prometheus (1 s scrape, 1 s interval, rate over 5 s), 0.1 → 5 % 5xx", prom);
 }
