@@ -272,7 +272,10 @@ fn main() {
             live.push(t);
         }
     }
-    report("built-in threshold (weir/live, 250 ms interval, 3 s window), 0.1 → 5 % 5xx", live);
+    report(
+        "built-in threshold (weir/live, 250 ms interval, 3 s window), 0.1 → 5 % 5xx",
+        live,
+    );
 
     let prometheus = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"]
         .into_iter()
@@ -320,5 +323,8 @@ fn main() {
         let _ = child.wait();
         let _ = std::fs::remove_dir_all(&dir);
     }
-    report("prometheus (1 s scrape, 1 s interval, rate over 5 s), 0.1 → 5 % 5xx", prom);
+    report(
+        "prometheus (1 s scrape, 1 s interval, rate over 5 s), 0.1 → 5 % 5xx",
+        prom,
+    );
 }

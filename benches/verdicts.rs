@@ -139,7 +139,13 @@ fn tolerance() -> Tolerance {
 }
 
 /// One rollout: until a Failed, or the horizon; `until_passed` also stops once both passed.
-fn simulate(s: &Scenario, seed: u64, horizon_s: u64, until_passed: bool, model: &LatencyModel) -> RunResult {
+fn simulate(
+    s: &Scenario,
+    seed: u64,
+    horizon_s: u64,
+    until_passed: bool,
+    model: &LatencyModel,
+) -> RunResult {
     let mut rng = Rng(seed.wrapping_mul(0x2545_F491_4F6C_DD1D) ^ 0x5DEE_CE66);
     let canary = LiveWindow::new();
     let stable = LiveWindow::new();
@@ -268,7 +274,13 @@ fn healthy_scenarios() -> Vec<Scenario> {
         steady(slow_tail),
     ));
     // A shared dependency: 30 % of everyone's requests fail for 3 s every minute.
-    let burst = |s: u64| healthy(if s % 60 >= 30 && s % 60 < 33 { 0.301 } else { 0.001 });
+    let burst = |s: u64| {
+        healthy(if s % 60 >= 30 && s % 60 < 33 {
+            0.301
+        } else {
+            0.001
+        })
+    };
     out.push(scenario(
         "shared error bursts: 30 % 5xx on both for 3 s every minute",
         traffic(200.0, 800.0),
@@ -278,7 +290,11 @@ fn healthy_scenarios() -> Vec<Scenario> {
     // A shared slowdown: 20 % of everyone's requests take 300 ms more for 5 s every minute.
     let slowdown = |s: u64| Behaviour {
         errors: 0.001,
-        tail_share: if s % 60 >= 20 && s % 60 < 25 { 0.2 } else { 0.0 },
+        tail_share: if s % 60 >= 20 && s % 60 < 25 {
+            0.2
+        } else {
+            0.0
+        },
         tail: Duration::from_millis(300),
     };
     out.push(scenario(
@@ -299,30 +315,71 @@ fn healthy_scenarios() -> Vec<Scenario> {
 }
 
 fn regression_scenarios() -> Vec<Scenario> {
-    let at = |name: &str, (c, s): (f64, f64), before: Behaviour, after: Behaviour, stable: Behaviour| {
-        Scenario {
-            name: name.to_string(),
-            canary_rps: c,
-            stable_rps: s,
-            canary: regress(before, after),
-            stable: steady(stable),
-        }
-    };
+    let at =
+        |name: &str, (c, s): (f64, f64), before: Behaviour, after: Behaviour, stable: Behaviour| {
+            Scenario {
+                name: name.to_string(),
+                canary_rps: c,
+                stable_rps: s,
+                canary: regress(before, after),
+                stable: steady(stable),
+            }
+        };
     let base = healthy(0.001);
     vec![
-        at("0.1 → 2 % 5xx, canary 200 req/s", traffic(200.0, 800.0), base, healthy(0.02), base),
-        at("0.1 → 0.6 % 5xx, canary 200 req/s", traffic(200.0, 800.0), base, healthy(0.006), base),
-        at("1 → 3 % 5xx, canary 200 req/s", traffic(200.0, 800.0), healthy(0.01), healthy(0.03), healthy(0.01)),
-        at("0.1 → 5 % 5xx, canary 200 req/s (the end-to-end bench's case)", traffic(200.0, 800.0), base, healthy(0.05), base),
+        at(
+            "0.1 → 2 % 5xx, canary 200 req/s",
+            traffic(200.0, 800.0),
+            base,
+            healthy(0.02),
+            base,
+        ),
+        at(
+            "0.1 → 0.6 % 5xx, canary 200 req/s",
+            traffic(200.0, 800.0),
+            base,
+            healthy(0.006),
+            base,
+        ),
+        at(
+            "1 → 3 % 5xx, canary 200 req/s",
+            traffic(200.0, 800.0),
+            healthy(0.01),
+            healthy(0.03),
+            healthy(0.01),
+        ),
+        at(
+            "0.1 → 5 % 5xx, canary 200 req/s (the end-to-end bench's case)",
+            traffic(200.0, 800.0),
+            base,
+            healthy(0.05),
+            base,
+        ),
         at(
             "+150 ms on 3 % of requests (p99 5 → 150 ms), canary 200 req/s",
             traffic(200.0, 800.0),
             base,
-            Behaviour { errors: 0.001, tail_share: 0.03, tail: Duration::from_millis(150) },
+            Behaviour {
+                errors: 0.001,
+                tail_share: 0.03,
+                tail: Duration::from_millis(150),
+            },
             base,
         ),
-        at("total outage (100 % 5xx), canary 200 req/s", traffic(200.0, 800.0), base, healthy(1.0), base),
-        at("0.1 → 5 % 5xx, canary 3 req/s (stable 12)", traffic(3.0, 12.0), base, healthy(0.05), base),
+        at(
+            "total outage (100 % 5xx), canary 200 req/s",
+            traffic(200.0, 800.0),
+            base,
+            healthy(1.0),
+            base,
+        ),
+        at(
+            "0.1 → 5 % 5xx, canary 3 req/s (stable 12)",
+            traffic(3.0, 12.0),
+            base,
+            healthy(0.05),
+            base,
+        ),
     ]
 }
 
@@ -331,13 +388,18 @@ fn main() {
     // pass of each scenario so the harness itself stays working.
     let benching = std::env::args().any(|a| a == "--bench");
     let runs: u64 = if benching {
-        std::env::var("RUNS").ok().and_then(|r| r.parse().ok()).unwrap_or(1000)
+        std::env::var("RUNS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(1000)
     } else {
         2
     };
     let horizon = if benching { HORIZON_S } else { 90 };
 
-    println!("### Healthy canaries: false aborts ({runs} runs of {horizon} simulated seconds each)\n");
+    println!(
+        "### Healthy canaries: false aborts ({runs} runs of {horizon} simulated seconds each)\n"
+    );
     println!("| scenario | runs | aborted (errors / latency) | false-abort rate | 95 % upper bound | both Successful by | median time to both Successful |");
     println!("|---|---|---|---|---|---|---|");
     for s in healthy_scenarios() {
@@ -345,7 +407,10 @@ fn main() {
         let n = results.len();
         let aborted = results.iter().filter(|r| r.failed().is_some()).count();
         let by_errors = results.iter().filter(|r| r.errors_failed.is_some()).count();
-        let by_latency = results.iter().filter(|r| r.latency_failed.is_some()).count();
+        let by_latency = results
+            .iter()
+            .filter(|r| r.latency_failed.is_some())
+            .count();
         let mut passed: Vec<f64> = results.iter().filter_map(|r| r.passed()).collect();
         passed.sort_by(f64::total_cmp);
         println!(
@@ -364,7 +429,10 @@ fn main() {
     for s in regression_scenarios() {
         let results = many(&s, runs, ONSET_S + horizon, false);
         let n = results.len();
-        let early = results.iter().filter(|r| r.failed().is_some_and(|t| t <= ONSET_S as f64)).count();
+        let early = results
+            .iter()
+            .filter(|r| r.failed().is_some_and(|t| t <= ONSET_S as f64))
+            .count();
         let mut times: Vec<f64> = results
             .iter()
             .filter_map(|r| r.failed())
@@ -381,7 +449,11 @@ fn main() {
             .iter()
             .filter(|r| r.latency_failed.is_some() && r.latency_failed == r.failed())
             .count();
-        let note = if early > 0 { format!(" ({early} aborted before the onset)") } else { String::new() };
+        let note = if early > 0 {
+            format!(" ({early} aborted before the onset)")
+        } else {
+            String::new()
+        };
         println!(
             "| {}{note} | {n} | {} | {} | {} | {missed} | {by_errors} / {by_latency} |",
             s.name,

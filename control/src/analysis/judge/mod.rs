@@ -14,8 +14,9 @@
 //!   so a canary that is the same is failed with probability at most alpha, however long it
 //!   runs and however often it is looked at (an intersection-union test of two anytime-valid
 //!   tests).
-//! - **Successful** once the evidence says not worse: either test, at alpha/2, rejects "the
-//!   canary is worse beyond the tolerance" in its own terms.
+//! - **Successful** once the evidence says not worse: at alpha/2 each, either the ratio test
+//!   rejects "rate ratio >= max_ratio", or the difference test (`difference`: the canary's events
+//!   against the stable's rate in the same moments) rejects "canary >= stable + margin".
 //! - **Inconclusive** until then. No stable traffic decides nothing.
 //!
 //! Each test is a mixture of predictable plug-in likelihood ratios (`mixture`), so checking
@@ -23,6 +24,7 @@
 //! error.
 
 mod comparison;
+mod difference;
 mod feed;
 mod mixture;
 mod rate;
@@ -33,6 +35,7 @@ use serde::Serialize;
 pub use comparison::{Comparison, Evidence, Figures};
 pub use feed::Signal;
 
+use difference::DifferenceTest;
 use rate::RateTest;
 use ratio::RatioTest;
 
@@ -109,7 +112,7 @@ impl Count {
 
 /// A Successful verdict compares against at least this many stable requests.
 const MIN_STABLE_REQUESTS: u64 = 100;
-/// The stable's rate bounds are at this many standard errors (99 % one-sided).
+/// The stable's upper rate bound is at this many standard errors (99 % one-sided).
 const BOUND_Z: f64 = 2.58;
 /// The canary's share of requests follows the last ~this many requests.
 const EXPOSURE_HALF_LIFE: f64 = 100.0;
@@ -125,7 +128,7 @@ pub struct Judge {
     worse_ratio: RatioTest,
     worse_level: RateTest,
     better_ratio: RatioTest,
-    better_level: RateTest,
+    better_difference: DifferenceTest,
     /// Each Failed test once it has crossed 1/alpha (it need not stay above).
     crossed: (bool, bool),
     /// A Successful test has crossed 2/alpha.
@@ -149,9 +152,9 @@ impl Judge {
             stable: Count::default(),
             exposure: (0.0, 0.0),
             worse_ratio: RatioTest::new(Direction::Worse, tolerance.max_ratio),
-            worse_level: RateTest::new(Direction::Worse),
+            worse_level: RateTest::default(),
             better_ratio: RatioTest::new(Direction::NotWorse, tolerance.max_ratio),
-            better_level: RateTest::new(Direction::NotWorse),
+            better_difference: DifferenceTest::new(tolerance.margin),
             crossed: (false, false),
             passed: false,
             verdict: Verdict::Inconclusive,
@@ -170,7 +173,7 @@ impl Judge {
         let c = canary.pair();
         let s = stable.pair();
         // The stable's bounds come from before this observation, so each bet is predictable.
-        let (low, high) = self.stable_bounds();
+        let high = self.stable_upper_bound();
         let margin = self.tolerance.margin;
         let keep = 0.5f64.powf((c.0 + s.0) as f64 / EXPOSURE_HALF_LIFE);
         self.exposure = (
@@ -188,9 +191,7 @@ impl Judge {
         if let Some(high) = high {
             self.worse_level.observe((high + margin).min(1.0), c.0, c.1);
         }
-        if let Some(low) = low {
-            self.better_level.observe(low + margin, c.0, c.1);
-        }
+        self.better_difference.observe(c, s);
         self.canary.add(canary);
         self.stable.add(stable);
 
@@ -199,7 +200,7 @@ impl Judge {
         self.crossed.1 |= self.worse_level.log_evidence() >= fail_at;
         let pass_at = (2.0 / self.tolerance.alpha).ln();
         self.passed |= (self.better_ratio.log_evidence() >= pass_at
-            || self.better_level.log_evidence() >= pass_at)
+            || self.better_difference.log_evidence() >= pass_at)
             && self.stable.requests >= MIN_STABLE_REQUESTS;
         self.verdict = if self.crossed.0 && self.crossed.1 {
             Verdict::Failed
@@ -211,21 +212,18 @@ impl Judge {
         self.verdict
     }
 
-    /// Lower and upper bounds on the stable's event rate from its history (Wilson score,
-    /// 99 % each side); `None` without stable requests.
-    fn stable_bounds(&self) -> (Option<f64>, Option<f64>) {
+    /// An upper bound on the stable's event rate from its history (Wilson score, 99 %);
+    /// `None` without stable requests.
+    fn stable_upper_bound(&self) -> Option<f64> {
         let n = self.stable.requests as f64;
         if n == 0.0 {
-            return (None, None);
+            return None;
         }
         let p = self.stable.events as f64 / n;
         let z2 = BOUND_Z * BOUND_Z;
         let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
         let spread = BOUND_Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
-        (
-            Some((centre - spread).max(0.0)),
-            Some((centre + spread).min(1.0)),
-        )
+        Some((centre + spread).min(1.0))
     }
 
     pub fn verdict(&self) -> Verdict {
@@ -255,7 +253,7 @@ impl Judge {
             share(self.worse_level.log_evidence(), fail_at)
         };
         let better = share(self.better_ratio.log_evidence(), pass_at)
-            .max(share(self.better_level.log_evidence(), pass_at));
+            .max(share(self.better_difference.log_evidence(), pass_at));
         Progress {
             // Both tests must get there, so the slower one says how far Failed is.
             toward_failed: ratio.min(level),
