@@ -14,9 +14,8 @@
 //!   so a canary that is the same is failed with probability at most alpha, however long it
 //!   runs and however often it is looked at (an intersection-union test of two anytime-valid
 //!   tests).
-//! - **Successful** once the evidence says not worse: at alpha/2 each, either the ratio test
-//!   rejects "rate ratio >= max_ratio", or the difference test (`difference`: the canary's events
-//!   against the stable's rate in the same moments) rejects "canary >= stable + margin".
+//! - **Successful** once the evidence says not worse: either test, at alpha/2, rejects "the
+//!   canary is worse beyond the tolerance" in its own terms.
 //! - **Inconclusive** until then. No stable traffic decides nothing.
 //!
 //! Each test is a mixture of predictable plug-in likelihood ratios (`mixture`), so checking
@@ -24,7 +23,6 @@
 //! error.
 
 mod comparison;
-mod difference;
 mod feed;
 mod mixture;
 mod rate;
@@ -35,7 +33,6 @@ use serde::Serialize;
 pub use comparison::{Comparison, Evidence, Figures};
 pub use feed::Signal;
 
-use difference::DifferenceTest;
 use rate::RateTest;
 use ratio::RatioTest;
 
@@ -112,7 +109,7 @@ impl Count {
 
 /// A Successful verdict compares against at least this many stable requests.
 const MIN_STABLE_REQUESTS: u64 = 100;
-/// The stable's upper rate bound is at this many standard errors (99 % one-sided).
+/// The stable's rate bounds are at this many standard errors (99 % one-sided).
 const BOUND_Z: f64 = 2.58;
 /// The canary's share of requests follows the last ~this many requests.
 const EXPOSURE_HALF_LIFE: f64 = 100.0;
@@ -128,7 +125,7 @@ pub struct Judge {
     worse_ratio: RatioTest,
     worse_level: RateTest,
     better_ratio: RatioTest,
-    better_difference: DifferenceTest,
+    better_level: RateTest,
     /// Each Failed test once it has crossed 1/alpha (it need not stay above).
     crossed: (bool, bool),
     /// A Successful test has crossed 2/alpha.
@@ -152,9 +149,9 @@ impl Judge {
             stable: Count::default(),
             exposure: (0.0, 0.0),
             worse_ratio: RatioTest::new(Direction::Worse, tolerance.max_ratio),
-            worse_level: RateTest::default(),
+            worse_level: RateTest::new(Direction::Worse),
             better_ratio: RatioTest::new(Direction::NotWorse, tolerance.max_ratio),
-            better_difference: DifferenceTest::new(tolerance.margin),
+            better_level: RateTest::new(Direction::NotWorse),
             crossed: (false, false),
             passed: false,
             verdict: Verdict::Inconclusive,
@@ -173,7 +170,7 @@ impl Judge {
         let c = canary.pair();
         let s = stable.pair();
         // The stable's bounds come from before this observation, so each bet is predictable.
-        let high = self.stable_upper_bound();
+        let (low, high) = self.stable_bounds();
         let margin = self.tolerance.margin;
         let keep = 0.5f64.powf((c.0 + s.0) as f64 / EXPOSURE_HALF_LIFE);
         self.exposure = (
@@ -191,7 +188,9 @@ impl Judge {
         if let Some(high) = high {
             self.worse_level.observe((high + margin).min(1.0), c.0, c.1);
         }
-        self.better_difference.observe(c, s);
+        if let Some(low) = low {
+            self.better_level.observe(low + margin, c.0, c.1);
+        }
         self.canary.add(canary);
         self.stable.add(stable);
 
@@ -200,7 +199,7 @@ impl Judge {
         self.crossed.1 |= self.worse_level.log_evidence() >= fail_at;
         let pass_at = (2.0 / self.tolerance.alpha).ln();
         self.passed |= (self.better_ratio.log_evidence() >= pass_at
-            || self.better_difference.log_evidence() >= pass_at)
+            || self.better_level.log_evidence() >= pass_at)
             && self.stable.requests >= MIN_STABLE_REQUESTS;
         self.verdict = if self.crossed.0 && self.crossed.1 {
             Verdict::Failed
@@ -212,18 +211,21 @@ impl Judge {
         self.verdict
     }
 
-    /// An upper bound on the stable's event rate from its history (Wilson score, 99 %);
-    /// `None` without stable requests.
-    fn stable_upper_bound(&self) -> Option<f64> {
+    /// Lower and upper bounds on the stable's event rate from its history (Wilson score,
+    /// 99 % each side); `None` without stable requests.
+    fn stable_bounds(&self) -> (Option<f64>, Option<f64>) {
         let n = self.stable.requests as f64;
         if n == 0.0 {
-            return None;
+            return (None, None);
         }
         let p = self.stable.events as f64 / n;
         let z2 = BOUND_Z * BOUND_Z;
         let centre = (p + z2 / (2.0 * n)) / (1.0 + z2 / n);
         let spread = BOUND_Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / (1.0 + z2 / n);
-        Some((centre + spread).min(1.0))
+        (
+            Some((centre - spread).max(0.0)),
+            Some((centre + spread).min(1.0)),
+        )
     }
 
     pub fn verdict(&self) -> Verdict {
@@ -253,7 +255,7 @@ impl Judge {
             share(self.worse_level.log_evidence(), fail_at)
         };
         let better = share(self.better_ratio.log_evidence(), pass_at)
-            .max(share(self.better_difference.log_evidence(), pass_at));
+            .max(share(self.better_level.log_evidence(), pass_at));
         Progress {
             // Both tests must get there, so the slower one says how far Failed is.
             toward_failed: ratio.min(level),

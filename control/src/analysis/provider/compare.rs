@@ -59,7 +59,7 @@ pub async fn measure(
         looks = looks.wrapping_add(1);
         let verdict = comparison.observe(&canary, &stable, now_second());
         let expired = spec.max_duration.is_some_and(|d| started.elapsed() >= d);
-        if verdict != Verdict::Inconclusive || expired || looks % REPORT_EVERY == 0 {
+        if verdict != Verdict::Inconclusive || expired || looks.is_multiple_of(REPORT_EVERY) {
             progress(comparison.evidence());
         }
         if verdict != Verdict::Inconclusive || expired {
