@@ -203,22 +203,28 @@ pub(crate) mod tests {
         );
     }
 
-    #[test]
-    fn a_comparison_without_conditions_is_judged_by_its_verdict() {
-        let mut m = metric("errors");
+    /// A comparison on route `web` with the default tolerance, of errors or of latency (p99).
+    pub(crate) fn comparison(name: &str, latency: bool) -> Metric {
+        let mut m = metric(name);
         m.provider = Provider::Builtin(Builtin {
             route: t("web"),
             backend: Role::Canary,
             metric: BuiltinMetric::Compare(Compare {
-                latency_quantile: None,
-                max_ratio: 1.5,
-                margin: 0.001,
-                alpha: 0.01,
+                latency_quantile: latency.then_some(Compare::DEFAULT_QUANTILE),
+                max_ratio: Compare::DEFAULT_MAX_RATIO,
+                margin: Compare::DEFAULT_MARGIN,
+                alpha: Compare::DEFAULT_ALPHA,
                 max_duration: None,
             }),
             window: Duration::from_secs(30),
             min_requests: 0,
         });
+        m
+    }
+
+    #[test]
+    fn a_comparison_without_conditions_is_judged_by_its_verdict() {
+        let m = comparison("errors", false);
         let r = ResolvedMetric::resolve(&m, &args()).unwrap();
         let judge = |verdict: &str| {
             r.conditions

@@ -6,7 +6,7 @@ use tokio::time::Instant;
 use weir_proxy::stats::{LiveStats, Outcome, Role};
 
 use super::*;
-use crate::analysis::metric::tests::metric;
+use crate::analysis::metric::tests::{comparison, metric};
 use crate::argo::model::{Metric, Origin, Provider, TemplateArg, Templated};
 
 fn t(s: &str) -> Templated {
@@ -303,25 +303,6 @@ async fn history_keeps_the_last_ten_and_serializes() {
     assert_eq!(json["metrics"][0]["measurements"][0]["value"], "0.96");
 }
 
-/// A comparison on route `web`, judged on real seconds (the live windows' clock).
-fn comparison(name: &str, metric_name: &str) -> Metric {
-    let mut m = metric(name);
-    m.provider = Provider::Builtin(crate::argo::model::Builtin {
-        route: t("web"),
-        backend: Role::Canary,
-        metric: crate::argo::model::BuiltinMetric::Compare(crate::argo::model::Compare {
-            latency_quantile: (metric_name == "compare-latency").then_some(0.99),
-            max_ratio: 1.5,
-            margin: 0.001,
-            alpha: 0.01,
-            max_duration: None,
-        }),
-        window: Duration::from_secs(30),
-        min_requests: 0,
-    });
-    m
-}
-
 /// Records into `web`'s windows from another thread, 20 canary and 80 stable requests every
 /// 10 ms, until the returned flag is set (bounded: at most 30 s).
 fn traffic(
@@ -354,22 +335,18 @@ fn traffic(
     (stop, thread)
 }
 
+/// A run of one comparison over `live`'s windows, on real seconds (the windows' clock).
+fn start_comparison(live: &Arc<LiveStats>, metric: Metric) -> AnalysisRun {
+    let ctx = Arc::new(ProviderContext::new(Arc::clone(live)));
+    let templates = vec![template("t", vec![], vec![metric])];
+    AnalysisRun::start("compare".into(), templates, HashMap::new(), ctx).unwrap()
+}
+
 #[tokio::test]
 async fn a_comparison_fails_a_canary_in_an_outage_and_says_why() {
     let live = Arc::new(LiveStats::new());
     let (stop, thread) = traffic(&live, 503);
-    let ctx = Arc::new(ProviderContext::new(Arc::clone(&live)));
-    let run = AnalysisRun::start(
-        "compare".into(),
-        vec![template(
-            "t",
-            vec![],
-            vec![comparison("errors", "compare-errors")],
-        )],
-        HashMap::new(),
-        ctx,
-    )
-    .unwrap();
+    let run = start_comparison(&live, comparison("errors", false));
     let status = tokio::time::timeout(Duration::from_secs(20), run.finished()).await;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = thread.join();
@@ -393,18 +370,7 @@ async fn a_comparison_fails_a_canary_in_an_outage_and_says_why() {
 async fn a_running_comparison_shows_its_evidence() {
     let live = Arc::new(LiveStats::new());
     let (stop, thread) = traffic(&live, 200);
-    let ctx = Arc::new(ProviderContext::new(Arc::clone(&live)));
-    let run = AnalysisRun::start(
-        "compare".into(),
-        vec![template(
-            "t",
-            vec![],
-            vec![comparison("latency", "compare-latency")],
-        )],
-        HashMap::new(),
-        ctx,
-    )
-    .unwrap();
+    let run = start_comparison(&live, comparison("latency", true));
     tokio::time::sleep(Duration::from_millis(2500)).await;
     let status = run.status();
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

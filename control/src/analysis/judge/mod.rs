@@ -10,10 +10,15 @@
 //!   test (which backend each event came from, given each backend's share of the requests; it
 //!   is blind to bursts shared by both) rejects "rate ratio <= max_ratio", and the level test
 //!   (the canary's rate against the stable's rate plus the margin) rejects "canary <= stable +
-//!   margin". Either null holding keeps its test below the bar with probability 1 − alpha,
-//!   so a canary that is the same is failed with probability at most alpha, however long it
-//!   runs and however often it is looked at (an intersection-union test of two anytime-valid
-//!   tests).
+//!   margin". A canary that is the same satisfies at least one of the two nulls, and that
+//!   test stays below its bar with probability 1 − alpha however long it runs and however often
+//!   it is looked at, so the canary is failed with probability at most alpha (an
+//!   intersection-union test). For a canary within `max_ratio` — every healthy canary, in any
+//!   shared burst — that rests on the ratio test, which assumes only that a moment's events are
+//!   independent given the two backends' rates then and their recent shares of the requests.
+//!   For one beyond `max_ratio` but within the margin (a stable with almost no errors), it rests
+//!   on the level test, whose bound on the stable's rate is a 99 % bound from the stable's
+//!   history: that part assumes the stable's rate holds steady.
 //! - **Successful** once the evidence says not worse: either test, at alpha/2, rejects "the
 //!   canary is worse beyond the tolerance" in its own terms.
 //! - **Inconclusive** until then. No stable traffic decides nothing.
