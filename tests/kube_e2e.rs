@@ -1,6 +1,6 @@
 //! The weir binary following Argo's weights in a "cluster": a local fake of the Kubernetes API
 //! server (control/tests/common/fake_kube.rs — a fake of the API server, not of weir) serving
-//! the real live Rollout objects from ../shared/fixtures, EndpointSlices that point at real
+//! the real live Rollout objects from fixtures/argo-rollouts, EndpointSlices that point at real
 //! upstreams on 127.0.0.1, and weir reaching it through an ordinary kubeconfig.
 
 mod common;
@@ -17,10 +17,7 @@ use fake_kube::{FakeApiServer, FakeCluster};
 use serde_json::{json, Value};
 
 const NS: &str = "jesse-test";
-const LIVE: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/fixtures/argo-rollouts/live"
-);
+const LIVE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/argo-rollouts/live");
 
 fn fixture(file: &str) -> Value {
     serde_yaml_ng::from_str(&std::fs::read_to_string(format!("{LIVE}/{file}")).unwrap()).unwrap()

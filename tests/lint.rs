@@ -1,10 +1,10 @@
-//! `weir lint` on Argo's own example manifests (../shared/fixtures, read-only).
+//! `weir lint` on Argo's own example manifests (fixtures/argo-rollouts, read-only).
 
 use std::process::Command;
 
 fn example(name: &str) -> String {
     format!(
-        "{}/../shared/fixtures/argo-rollouts/examples/{name}",
+        "{}/fixtures/argo-rollouts/examples/{name}",
         env!("CARGO_MANIFEST_DIR")
     )
 }

@@ -8,11 +8,11 @@ use weir_control::argo::{lint, load_files, load_str, ManifestErrors};
 
 const EXAMPLES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/argo-rollouts/examples"
+    "/../fixtures/argo-rollouts/examples"
 );
 const LIVE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/argo-rollouts/live"
+    "/../fixtures/argo-rollouts/live"
 );
 
 enum Expect {

@@ -13,10 +13,7 @@ use weir_control::inject::{inject, InjectOptions};
 
 const DEPLOY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy");
 const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
-const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/argo-rollouts"
-);
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/argo-rollouts");
 
 // ---------------------------------------------------------------------------------------------
 // Files and documents.

@@ -7,7 +7,7 @@ use weir_control::inject::{inject, inject_report, InjectOptions, DEFAULT_IMAGE};
 
 const EXAMPLES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/argo-rollouts/examples"
+    "/../fixtures/argo-rollouts/examples"
 );
 
 /// Helm templates are not YAML until rendered: injecting them must fail cleanly.

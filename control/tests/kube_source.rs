@@ -1,6 +1,6 @@
 //! The Kubernetes source end to end against a fake of the Kubernetes API server (see
 //! `common/fake_kube.rs`: it fakes the API server, not weir), with a real `kube::Client` over
-//! loopback, the real Rollout objects from ../shared/fixtures/argo-rollouts/live, and the data
+//! loopback, the real Rollout objects from fixtures/argo-rollouts/live, and the data
 //! plane's table as the thing observed.
 
 #[path = "common/fake_kube.rs"]
@@ -19,7 +19,7 @@ use weir_proxy::DataPlane;
 
 const LIVE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/argo-rollouts/live"
+    "/../fixtures/argo-rollouts/live"
 );
 const NS: &str = "jesse-test";
 /// The fixture with `status.canary.weights` (canary 20, stable 60), services

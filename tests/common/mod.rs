@@ -10,7 +10,7 @@ pub mod weir;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A fresh directory under the system temp dir (never under ../shared).
+/// A fresh directory under the system temp dir (never in the repository, fixtures included).
 pub fn temp_dir(tag: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(

@@ -338,7 +338,7 @@ mod tests {
     fn live_fixtures_parse() {
         let dir = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/fixtures/argo-rollouts/live"
+            "/../fixtures/argo-rollouts/live"
         );
         let read = |f: &str| yaml(&std::fs::read_to_string(format!("{dir}/{f}")).unwrap());
 
