@@ -3,6 +3,9 @@
 pub mod analysis;
 pub mod argo;
 pub mod config;
+/// The condition language of AnalysisTemplates: parsed when manifests load (argo), evaluated
+/// on measurements (analysis).
+pub mod expr;
 pub mod inject;
 pub mod rollout;
 pub mod source;

@@ -5,10 +5,10 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use super::args::{count, duration, integer, resolve};
-use super::expr::Condition;
 use super::provider::ResolvedProvider;
 use super::verdict::{Conditions, Limits};
 use crate::argo::model::{Builtin, BuiltinMetric, Metric, Provider, Templated};
+use crate::expr::Condition;
 
 #[derive(Clone, Debug)]
 pub struct ResolvedMetric {
@@ -229,7 +229,7 @@ pub(crate) mod tests {
         let judge = |verdict: &str| {
             r.conditions
                 .judge(Ok(crate::analysis::Reading::Value(
-                    crate::analysis::expr::Value::String(verdict.into()),
+                    crate::expr::Value::String(verdict.into()),
                 )))
                 .phase
         };

@@ -2,7 +2,6 @@
 //! them, limits turn judgements into a verdict.
 
 mod args;
-pub mod expr;
 pub mod judge;
 mod metric;
 pub mod provider;

@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
-use super::expr::Condition;
 use super::provider::Reading;
+use crate::expr::Condition;
 
 /// Argo's AnalysisPhase, used for measurements, metrics and runs alike.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -255,8 +255,8 @@ pub fn assess(limits: &Limits, tally: &Tally) -> (Phase, Option<String>) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::expr::Value;
     use super::*;
+    use crate::expr::Value;
     use Phase::*;
 
     #[test]

@@ -9,7 +9,7 @@ use super::node::{
 };
 use super::provider::provider;
 use super::templated::{blank_placeholders, check_placeholders, has_placeholders};
-use crate::analysis::expr::Condition;
+use crate::expr::Condition;
 
 const SPEC: Fields = Fields {
     used: &["args", "metrics", "dryRun"],

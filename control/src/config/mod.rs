@@ -7,6 +7,7 @@ mod check;
 mod compile;
 mod duration;
 mod error;
+mod kube;
 mod load;
 mod locate;
 mod model;
@@ -19,6 +20,7 @@ use weir_proxy::table::spec::TableSpec;
 
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrors};
+pub use kube::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
 pub use load::{from_str, load};
 
 /// A validated config, ready to hand to the data plane.
@@ -32,7 +34,7 @@ pub struct Config {
     pub source_file: PathBuf,
     pub rollout: Option<RolloutConfig>,
     /// The Kubernetes source, its `base` being this config's table.
-    pub kube: Option<crate::source::kube::KubeSourceConfig>,
+    pub kube: Option<KubeSourceConfig>,
 }
 
 /// The `rollout:` section, paths resolved. The manifests themselves are read by `argo`.

@@ -5,9 +5,9 @@ use std::time::Duration;
 use weir_proxy::stats::{LiveStats, Role};
 
 use super::super::args::show_duration;
-use super::super::expr::Value;
 use super::Reading;
 use crate::argo::model::BuiltinMetric;
+use crate::expr::Value;
 
 pub fn measure(
     live: &LiveStats,

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use weir_proxy::stats::{now_second, LiveStats, Role};
 
-use super::super::expr::Value;
 use super::Reading;
 use crate::analysis::judge::{Comparison, Evidence, Signal, Tolerance, Verdict};
 use crate::argo::model::Compare;
+use crate::expr::Value;
 
 /// How often the windows are read: a total outage is judged within a few looks.
 const LOOK_EVERY: Duration = Duration::from_millis(100);

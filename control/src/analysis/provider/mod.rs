@@ -16,9 +16,9 @@ use std::time::Duration;
 use weir_proxy::stats::{LiveStats, Role};
 
 use super::args::resolve;
-use super::expr::Value;
 use crate::analysis::judge::{Comparison, Evidence};
 use crate::argo::model::{BuiltinMetric, Provider, RangeQuery};
+use crate::expr::Value;
 
 pub use compare::describe as describe_evidence;
 pub use jsonpath::JsonPath;

@@ -8,10 +8,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde_json::Value as Json;
 
 use super::super::args::duration;
-use super::super::expr::Value;
 use super::http::{self, encode_query_value, snippet, Call};
 use super::Reading;
 use crate::argo::model::RangeQuery;
+use crate::expr::Value;
 
 pub async fn measure(
     address: &str,

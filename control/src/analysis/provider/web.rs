@@ -2,7 +2,7 @@
 
 use super::http::{self, snippet, Call};
 use super::{JsonPath, Reading};
-use crate::analysis::expr::Value;
+use crate::expr::Value;
 
 pub async fn measure(call: &Call<'_>, json_path: Option<&JsonPath>) -> Result<Reading, String> {
     let answer = http::send(call).await?;

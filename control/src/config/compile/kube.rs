@@ -4,7 +4,7 @@ use weir_proxy::table::spec::TableSpec;
 
 use crate::config::check::Checker;
 use crate::config::model::{RawKube, RawPort};
-use crate::source::kube::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
+use crate::config::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
 
 pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSourceConfig {
     let sources = [

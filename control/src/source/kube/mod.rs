@@ -20,7 +20,6 @@
 //! `rollouts.argoproj.io` (or `trafficsplits.split.smi-spec.io`) and
 //! `endpointslices.discovery.k8s.io`.
 
-pub mod config;
 pub mod objects;
 pub mod quantity;
 pub mod reconcile;
@@ -35,7 +34,7 @@ use tokio::sync::mpsc;
 use weir_proxy::table::spec::TableSpec;
 use weir_proxy::DataPlane;
 
-pub use config::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
+pub use crate::config::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
 pub use quantity::parse_quantity;
 pub use reconcile::{reconcile, Desired, Observed};
 

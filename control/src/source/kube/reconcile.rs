@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use weir_proxy::table::spec::{BackendSpec, TableSpec, Target, MAX_WEIGHT_BP};
 
-use super::config::{KubeSourceConfig, PortRef, WeightSource};
 use super::objects::{RolloutView, SliceView, SplitView, Strategy, TrafficWeights};
+use crate::config::{KubeSourceConfig, PortRef, WeightSource};
 
 /// The state of the watched objects, as the watch task keeps it.
 #[derive(Clone, Debug, Default)]

@@ -21,9 +21,9 @@ use tokio::sync::mpsc;
 use weir_proxy::table::spec::TableSpec;
 use weir_proxy::DataPlane;
 
-use super::config::KubeSourceConfig;
 use super::objects::{RolloutView, SliceView, SplitView, SERVICE_NAME_LABEL};
 use super::reconcile::{reconcile, Observed};
+use crate::config::KubeSourceConfig;
 
 /// One change seen by a watch task.
 #[derive(Debug)]
@@ -412,7 +412,7 @@ pub(crate) fn spawn_watches(
     cfg: &KubeSourceConfig,
     tx: mpsc::Sender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    use super::config::WeightSource;
+    use crate::config::WeightSource;
     let retry = (cfg.retry_initial, cfg.retry_max);
     let ns = cfg.namespace.as_str();
     let mut tasks = Vec::new();

@@ -1,5 +1,5 @@
-//! What the Kubernetes source needs to know. A plain struct: the YAML config and the binary fill
-//! it in; nothing here reads files.
+//! What the Kubernetes source needs to know (`source::kube` follows it). A plain struct: the YAML
+//! config and the binary fill it in; nothing here reads files.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
