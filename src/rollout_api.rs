@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use http::{Method, StatusCode};
+use weir_control::owner::SharedKube;
 use weir_control::rollout::{Command, RolloutHandle};
-use weir_control::source::kube::KubeHandle;
 use weir_proxy::admin::{AdminExtension, AdminFuture, AdminRequest, AdminResponse};
 
 /// The control plane's admin endpoints: the rollout API, and /ready's detail on the Kubernetes
@@ -14,7 +14,7 @@ pub struct ControlApi {
     pub rollout: Option<RolloutHandle>,
     /// Required on mutating calls when set.
     pub token: Option<String>,
-    pub kube: Option<Arc<std::sync::Mutex<Option<KubeHandle>>>>,
+    pub kube: Option<SharedKube>,
 }
 
 fn json(status: StatusCode, body: serde_json::Value) -> Option<AdminResponse> {
@@ -27,12 +27,11 @@ fn json(status: StatusCode, body: serde_json::Value) -> Option<AdminResponse> {
 
 impl AdminExtension for ControlApi {
     fn ready_detail(&self) -> Option<serde_json::Value> {
-        let kube = self
+        let handle = self
             .kube
             .as_ref()?
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        let handle = kube.as_ref()?;
         Some(serde_json::json!({
             "kube": {
                 "synced": handle.staleness().is_some(),
@@ -115,7 +114,7 @@ pub fn token_for(
 pub fn extension(
     rollout: Option<RolloutHandle>,
     token: Option<String>,
-    kube: Option<Arc<std::sync::Mutex<Option<KubeHandle>>>>,
+    kube: Option<SharedKube>,
 ) -> Arc<dyn AdminExtension> {
     Arc::new(ControlApi {
         rollout,

@@ -9,12 +9,10 @@ use anyhow::{anyhow, Context};
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::{watch, Semaphore};
 use tokio::task::JoinHandle;
-use weir_control::analysis::ProviderContext;
-use weir_control::config::{Config, ConfigErrors, RolloutConfig};
-use weir_control::rollout::setup::prepare;
+use weir_control::config::{Config, ConfigErrors};
+use weir_control::owner::TableOwner;
 use weir_control::rollout::RolloutHandle;
 use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
-use weir_control::source::kube::KubeHandle;
 use weir_proxy::listen::spec::ListenerSpec;
 use weir_proxy::listen::{bind, serve, server_config, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
@@ -69,9 +67,8 @@ pub struct Running {
     pub plane: Arc<DataPlane>,
     /// Present when the config has a `rollout:` section.
     pub rollout: Option<RolloutHandle>,
-    rollout_config: Option<RolloutConfig>,
-    /// The Kubernetes source, replaced on every reload.
-    kube: Option<Arc<std::sync::Mutex<Option<KubeHandle>>>>,
+    /// Who decides the table in force: the file, the rollout or the Kubernetes source.
+    owner: TableOwner,
     pub listeners: Vec<SocketAddr>,
     pub admin: SocketAddr,
     listener_specs: Vec<ListenerSpec>,
@@ -82,42 +79,12 @@ pub struct Running {
 
 pub async fn start(config: Config) -> anyhow::Result<Running> {
     let plane = DataPlane::new();
-    let source = config.source_file.display().to_string();
-    let rollout = match &config.rollout {
-        None => {
-            plane
-                .apply(&config.table)
-                .map_err(|errors| anyhow!("{source}: the routing table was refused:\n{errors}"))?;
-            None
-        }
-        Some(rc) => {
-            let (plan, settings) =
-                prepare(rc, &config.table).map_err(|e| anyhow!("{source}: {e}"))?;
-            let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
-            let handle = weir_control::rollout::start(
-                plan,
-                settings,
-                config.table.clone(),
-                plane.clone(),
-                ctx,
-            )
-            .map_err(|e| anyhow!("{source}: {e}"))?;
-            Some(handle)
-        }
-    };
+    let owner = TableOwner::start(&config, plane.clone())
+        .await
+        .map_err(|e| anyhow!("{e}"))?;
     plane.metrics.config_reload(true);
     tokio::spawn(plane.clone().housekeeping());
-    // In a cluster: Argo decides the weights, the EndpointSlices the addresses.
-    let kube = match &config.kube {
-        None => None,
-        Some(cfg) => {
-            let handle = weir_control::source::kube::start(cfg.clone(), plane.clone())
-                .await
-                .map_err(|e| anyhow!("{source}: kube: {e}"))?;
-            Some(Arc::new(std::sync::Mutex::new(Some(handle))))
-        }
-    };
-    let extension = match (&rollout, &config.rollout) {
+    let extension = match (owner.rollout(), &config.rollout) {
         (Some(handle), Some(rc)) => {
             let token = token_for(config.admin.address, rc.token_file.as_deref())?;
             Some(crate::rollout_api::extension(
@@ -126,9 +93,9 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
                 None,
             ))
         }
-        _ => kube
-            .as_ref()
-            .map(|k| crate::rollout_api::extension(None, None, Some(k.clone()))),
+        _ => owner
+            .kube()
+            .map(|k| crate::rollout_api::extension(None, None, Some(k))),
     };
 
     let (stop, shutdown) = Shutdown::new();
@@ -174,9 +141,8 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
 
     Ok(Running {
         plane,
-        rollout,
-        rollout_config: config.rollout,
-        kube,
+        rollout: owner.rollout().cloned(),
+        owner,
         listeners: bound,
         admin,
         listener_specs: config.listeners,
@@ -212,33 +178,7 @@ impl Running {
                 certificates.push((handle, fresh));
             }
         }
-        let source = config.source_file.display();
-        // Checked first, so a table the data plane refuses changes nothing.
-        self.plane
-            .validate(&config.table)
-            .map_err(|errors| format!("{source}: {errors}"))?;
-        let generation = match (&self.rollout, &self.kube, &config.kube) {
-            // Through the rollout, so a reload keeps the rollout's weight on its route.
-            (Some(rollout), _, _) => rollout.applier.set_base(config.table.clone()),
-            // The Kubernetes source owns the table: restart it on the new base; it swaps the
-            // table in once its watches have listed, and the old table serves meanwhile.
-            (None, Some(kube), Some(cfg)) => {
-                let mut slot = kube.lock().unwrap_or_else(|p| p.into_inner());
-                let fresh = match slot.as_ref() {
-                    Some(old) => old
-                        .restart(cfg.clone())
-                        .map_err(|e| format!("{source}: kube: {e}"))?,
-                    None => return Err(format!("{source}: kube: the source is not running")),
-                };
-                *slot = Some(fresh);
-                Ok(self.plane.table.load().generation())
-            }
-            _ => self.plane.apply(&config.table),
-        }
-        .map_err(|errors| format!("{source}: {errors}"))?;
-        if config.rollout != self.rollout_config {
-            tracing::warn!("the rollout section changed in the config: that takes a restart");
-        }
+        let generation = self.owner.reload(&config)?;
         // Certificates are re-read on every reload: rotation needs no restart.
         for (handle, fresh) in certificates {
             handle.install(fresh);

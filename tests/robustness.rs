@@ -206,6 +206,43 @@ async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_never_hands_the_table_to_another_owner() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let good = config(
+        &stable.addr.to_string(),
+        &canary.addr.to_string(),
+        "  canary_weight: 100\n",
+        "",
+    );
+    let weir = Weir::start(&good);
+    let generation = weir.generation().await;
+    // The file owns the table; a `kube:` section would make the Kubernetes source its owner
+    // beside the file's own reloads: refused, with the reason, and counted.
+    weir.write_config(&format!(
+        "{good}kube: {{namespace: shop, rollout: shop, route: web}}\n"
+    ));
+    weir.wait_log("that takes a restart").await;
+    assert!(
+        weir.log()
+            .contains("the table is owned by the config file, and this config would hand it to the Kubernetes source"),
+        "{}",
+        weir.log()
+    );
+    assert_eq!(weir.generation().await, generation);
+    assert_eq!(
+        sample(
+            &weir.metrics().await,
+            "weir_config_reloads_total",
+            &[("result", "failure")]
+        ),
+        1.0
+    );
+    let mut c = H1::connect(weir.addr).await;
+    assert_eq!(c.get("/", &[]).await.backend(), "canary");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_canary_is_retried_on_stable_and_still_counted_against_canary() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let dead = backend::dead_address().await;

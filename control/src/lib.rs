@@ -7,5 +7,6 @@ pub mod config;
 /// on measurements (analysis).
 pub mod expr;
 pub mod inject;
+pub mod owner;
 pub mod rollout;
 pub mod source;

@@ -1,0 +1,171 @@
+//! One owner of the routing table in force.
+//!
+//! Three sources can decide the table, and for the life of a process exactly one does, chosen
+//! from the config when weir starts:
+//!
+//! 1. `rollout:` — weir's own rollout engine: the config's table, with the rollout's weight,
+//!    header routes and mirror on the route it drives;
+//! 2. `kube:` — the Kubernetes source: the config's table, with the followed route's endpoints
+//!    and weights from the cluster (swapped in once its watches have listed);
+//! 3. neither — the config file's table as written.
+//!
+//! (The config refuses `rollout:` and `kube:` together.) A reload hands the owner a new base
+//! table, checked by the data plane before anything changes; the owner decides what goes in
+//! force. A reload that would change who owns the table is refused — it takes a restart — so two
+//! writers never race over one table. A new source (Gateway API routes) is one more variant
+//! here, not another branch in the binary.
+
+use std::sync::{Arc, Mutex};
+
+use weir_proxy::DataPlane;
+
+use crate::analysis::ProviderContext;
+use crate::config::{Config, RolloutConfig};
+use crate::rollout::setup::prepare;
+use crate::rollout::RolloutHandle;
+use crate::source::kube::KubeHandle;
+
+/// The Kubernetes source as the owner holds it: replaced on every reload, read by /ready.
+pub type SharedKube = Arc<Mutex<KubeHandle>>;
+
+enum Owner {
+    File,
+    Rollout(RolloutHandle),
+    Kube(SharedKube),
+}
+
+/// Which source owns the table; a config's sections choose it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    File,
+    Rollout,
+    Kube,
+}
+
+impl Kind {
+    fn of(config: &Config) -> Kind {
+        match (&config.rollout, &config.kube) {
+            (Some(_), _) => Kind::Rollout,
+            (None, Some(_)) => Kind::Kube,
+            (None, None) => Kind::File,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::File => "the config file",
+            Kind::Rollout => "the rollout (`rollout:`)",
+            Kind::Kube => "the Kubernetes source (`kube:`)",
+        }
+    }
+}
+
+impl Owner {
+    fn kind(&self) -> Kind {
+        match self {
+            Owner::File => Kind::File,
+            Owner::Rollout(_) => Kind::Rollout,
+            Owner::Kube(_) => Kind::Kube,
+        }
+    }
+}
+
+pub struct TableOwner {
+    plane: Arc<DataPlane>,
+    owner: Owner,
+    /// The `rollout:` section the rollout started with: changing it takes a restart.
+    rollout_config: Option<RolloutConfig>,
+}
+
+impl TableOwner {
+    /// Puts the config's table in force through the owner its sections choose. Errors name the
+    /// config file.
+    pub async fn start(config: &Config, plane: Arc<DataPlane>) -> Result<TableOwner, String> {
+        let source = config.source_file.display();
+        let owner = if let Some(rc) = &config.rollout {
+            let (plan, settings) =
+                prepare(rc, &config.table).map_err(|e| format!("{source}: {e}"))?;
+            let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
+            let handle =
+                crate::rollout::start(plan, settings, config.table.clone(), plane.clone(), ctx)
+                    .map_err(|e| format!("{source}: {e}"))?;
+            Owner::Rollout(handle)
+        } else if let Some(cfg) = &config.kube {
+            // The file's table serves until the cluster has been listed.
+            plane
+                .apply(&config.table)
+                .map_err(|errors| format!("{source}: the routing table was refused:\n{errors}"))?;
+            let handle = crate::source::kube::start(cfg.clone(), plane.clone())
+                .await
+                .map_err(|e| format!("{source}: kube: {e}"))?;
+            Owner::Kube(Arc::new(Mutex::new(handle)))
+        } else {
+            plane
+                .apply(&config.table)
+                .map_err(|errors| format!("{source}: the routing table was refused:\n{errors}"))?;
+            Owner::File
+        };
+        Ok(TableOwner {
+            plane,
+            owner,
+            rollout_config: config.rollout.clone(),
+        })
+    }
+
+    pub fn rollout(&self) -> Option<&RolloutHandle> {
+        match &self.owner {
+            Owner::Rollout(handle) => Some(handle),
+            _ => None,
+        }
+    }
+
+    pub fn kube(&self) -> Option<SharedKube> {
+        match &self.owner {
+            Owner::Kube(handle) => Some(handle.clone()),
+            _ => None,
+        }
+    }
+
+    /// A reloaded config's table: checked, then put in force by the owner. Returns the
+    /// generation in force; on an error nothing changed.
+    pub fn reload(&self, config: &Config) -> Result<u64, String> {
+        let source = config.source_file.display();
+        let (owner, wanted) = (self.owner.kind(), Kind::of(config));
+        if wanted != owner {
+            return Err(format!(
+                "{source}: the table is owned by {}, and this config would hand it to {}: that takes a restart",
+                owner.name(),
+                wanted.name()
+            ));
+        }
+        if config.rollout != self.rollout_config {
+            tracing::warn!("the rollout section changed in the config: that takes a restart");
+        }
+        // Checked first, so a table the data plane refuses changes nothing.
+        self.plane
+            .validate(&config.table)
+            .map_err(|errors| format!("{source}: {errors}"))?;
+        match &self.owner {
+            Owner::File => self.plane.apply(&config.table).map_err(|e| e.to_string()),
+            // Through the rollout, so a reload keeps the rollout's weight on its route.
+            Owner::Rollout(handle) => handle
+                .applier
+                .set_base(config.table.clone())
+                .map_err(|e| e.to_string()),
+            // Restarted on the new base: it swaps the table in once its watches have listed,
+            // and the old table serves meanwhile.
+            Owner::Kube(slot) => {
+                let Some(cfg) = &config.kube else {
+                    return Err(format!("{source}: kube: the section is gone"));
+                };
+                let mut slot = slot.lock().unwrap_or_else(|p| p.into_inner());
+                let fresh = slot
+                    .restart(cfg.clone())
+                    .map_err(|e| format!("kube: {e}"))?;
+                *slot = fresh;
+                Ok(self.plane.table.load().generation())
+            }
+        }
+        .map_err(|e| format!("{source}: {e}"))
+    }
+}
