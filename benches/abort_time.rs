@@ -188,10 +188,10 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>, every: u64) -> Option
 
     // Healthy for 8 s (the analysis is warm), then the regression.
     tokio::time::sleep(Duration::from_secs(8)).await;
-    if handle.status()["phase"] != "Paused" {
+    if handle.status().phase != weir_control::rollout::Phase::Paused {
         eprintln!(
             "false abort before the regression: {}",
-            handle.status()["message"]
+            handle.status().message
         );
         running.store(false, Ordering::Relaxed);
         return None;

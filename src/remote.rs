@@ -12,6 +12,7 @@ use hyper_util::rt::TokioIo;
 use weir_control::rollout::Command;
 
 use crate::status_view::render;
+use weir_control::rollout::RolloutStatus;
 
 #[derive(clap::Args)]
 pub struct Remote {
@@ -58,7 +59,15 @@ async fn call(
 
 pub async fn status(remote: &Remote, watch: bool) -> anyhow::Result<()> {
     loop {
-        let (_, status) = call(remote, "GET", "/rollout").await?;
+        let (code, answer) = call(remote, "GET", "/rollout").await?;
+        if code != 200 {
+            return Err(anyhow!(
+                "{}",
+                answer["error"].as_str().unwrap_or("no rollout to show")
+            ));
+        }
+        let status: RolloutStatus = serde_json::from_value(answer)
+            .map_err(|e| anyhow!("an answer from /rollout that is not a rollout status: {e}"))?;
         if watch {
             // Clear the screen and draw again, like `kubectl argo rollouts get --watch`.
             print!("\x1b[2J\x1b[H");

@@ -48,7 +48,9 @@ impl AdminExtension for ControlApi {
             let rollout = rollout?;
             let (path, query) = req.target.split_once('?').unwrap_or((&req.target, ""));
             let command = match (&req.method, path) {
-                (&Method::GET, "/rollout") => return json(StatusCode::OK, rollout.status()),
+                (&Method::GET, "/rollout") => {
+                    return json(StatusCode::OK, serde_json::json!(rollout.status()))
+                }
                 (&Method::POST, "/rollout/promote") => {
                     if query.split('&').any(|kv| kv == "full=true" || kv == "full") {
                         Command::PromoteFull

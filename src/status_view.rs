@@ -1,6 +1,7 @@
-//! Draws a rollout's status JSON for a terminal, after `kubectl argo rollouts get rollout`.
+//! Draws a rollout's status for a terminal, after `kubectl argo rollouts get rollout`.
 
-use serde_json::Value;
+use weir_control::analysis::judge::Evidence;
+use weir_control::rollout::status::{RolloutStatus, StepState};
 
 fn icon(phase: &str) -> &'static str {
     match phase {
@@ -17,102 +18,87 @@ fn bar(canary_percent: f64) -> String {
 }
 
 /// A comparison's evidence under its metric: both backends' figures and how far each verdict is.
-fn evidence(e: &Value) -> Option<String> {
-    if e.is_null() {
-        return None;
-    }
-    let side = |name: &str| {
-        let rate = e[name]["rate"]
-            .as_f64()
+fn evidence(e: &Evidence) -> String {
+    let side = |name: &str, f: &weir_control::analysis::judge::Figures| {
+        let rate = f
+            .rate
             .map_or("-".to_string(), |r| format!("{:.2}%", r * 100.0));
-        format!(
-            "{name} {rate} ({} of {})",
-            e[name]["events"], e[name]["requests"]
-        )
+        format!("{name} {rate} ({} of {})", f.events, f.requests)
     };
-    let what = match e["thresholdSeconds"].as_f64() {
+    let what = match e.threshold_seconds {
         Some(bar) => format!("slower than {:.1}ms", bar * 1000.0),
-        None => e["signal"].as_str().unwrap_or("events").to_string(),
+        None => e.signal.clone(),
     };
-    let percent = |key: &str| (e[key].as_f64().unwrap_or(0.0) * 100.0).round();
+    let percent = |x: f64| (x * 100.0).round();
     let mut line = format!(
         "      {what}: {} vs {} over {}s; evidence toward Failed {}%, Successful {}%\n",
-        side("canary"),
-        side("stable"),
-        e["seconds"],
-        percent("towardFailed"),
-        percent("towardSuccessful"),
+        side("canary", &e.canary),
+        side("stable", &e.stable),
+        e.seconds,
+        percent(e.toward_failed),
+        percent(e.toward_successful),
     );
-    if let Some(waiting) = e["waiting"].as_str() {
+    if let Some(waiting) = &e.waiting {
         line.push_str(&format!("      ({waiting})\n"));
     }
-    Some(line)
+    line
 }
 
-pub fn render(s: &Value) -> String {
+pub fn render(s: &RolloutStatus) -> String {
     let mut out = String::new();
-    let phase = s["phase"].as_str().unwrap_or("?");
-    let canary = s["weights"]["canary"].as_f64().unwrap_or(0.0);
-    out.push_str(&format!(
-        "Name:      {}\n",
-        s["rollout"].as_str().unwrap_or("?")
-    ));
-    out.push_str(&format!(
-        "Strategy:  {}\n",
-        s["strategy"].as_str().unwrap_or("?")
-    ));
+    let phase = s.phase.as_str();
+    out.push_str(&format!("Name:      {}\n", s.rollout));
+    out.push_str(&format!("Strategy:  {}\n", s.strategy));
     out.push_str(&format!("Status:    {} {phase}", icon(phase)));
-    if let Some(m) = s["message"].as_str().filter(|m| !m.is_empty()) {
-        out.push_str(&format!("  ({m})"));
+    if !s.message.is_empty() {
+        out.push_str(&format!("  ({})", s.message));
     }
     out.push('\n');
-    out.push_str(&format!("Step:      {}/{}\n", s["step"], s["step_count"]));
-    let stable = s["weights"]["stable"].as_f64().unwrap_or(100.0);
+    out.push_str(&format!("Step:      {}/{}\n", s.step, s.step_count));
     out.push_str(&format!(
-        "Weights:   canary {canary}%  stable {stable}%  {}\n",
-        bar(canary)
+        "Weights:   canary {}%  stable {}%  {}\n",
+        s.weights.canary,
+        s.weights.stable,
+        bar(s.weights.canary)
     ));
-    out.push_str(&format!(
-        "Route:     {}\n",
-        s["route"].as_str().unwrap_or("?")
-    ));
+    out.push_str(&format!("Route:     {}\n", s.route));
     out.push_str("Steps:\n");
-    for step in s["steps"].as_array().into_iter().flatten() {
-        let mark = match step["state"].as_str() {
-            Some("done") => "✔",
-            Some("current") => "▶",
-            _ => " ",
+    for step in &s.steps {
+        let mark = match step.state {
+            StepState::Done => "✔",
+            StepState::Current => "▶",
+            StepState::Pending => " ",
         };
-        let index = step["index"].as_u64().unwrap_or(0);
-        let text = step["step"].as_str().unwrap_or("");
-        out.push_str(&format!("  {mark} {index:>2}. {text}\n"));
+        out.push_str(&format!("  {mark} {:>2}. {}\n", step.index, step.step));
     }
-    for (label, run) in [
-        ("step analysis", &s["analysis"]["step"]["run"]),
-        ("background analysis", &s["analysis"]["background"]),
-    ] {
-        if run.is_null() {
-            continue;
-        }
-        let rp = run["phase"].as_str().unwrap_or("?");
+    let runs = [
+        ("step analysis", s.analysis.step.as_ref().map(|r| &r.run)),
+        ("background analysis", s.analysis.background.as_ref()),
+    ];
+    for (label, run) in runs {
+        let Some(run) = run else { continue };
+        let rp = run.phase.as_str();
         out.push_str(&format!("Analysis ({label}): {} {rp}\n", icon(rp)));
-        for m in run["metrics"].as_array().into_iter().flatten() {
-            let mp = m["phase"].as_str().unwrap_or("?");
-            let last = m["measurements"].as_array().and_then(|v| v.last());
-            let value = last.and_then(|l| l["value"].as_str()).unwrap_or("-");
+        for m in &run.metrics {
+            let mp = m.phase.as_str();
+            let value = m
+                .measurements
+                .back()
+                .and_then(|l| l.value.as_deref())
+                .unwrap_or("-");
             out.push_str(&format!(
                 "  {} {:<24} {:<12} last {:<14} ok {} failed {} inconclusive {} error {}\n",
                 icon(mp),
-                m["name"].as_str().unwrap_or("?"),
+                m.name,
                 mp,
                 value,
-                m["successful"],
-                m["failed"],
-                m["inconclusive"],
-                m["error"]
+                m.counts.successful,
+                m.counts.failed,
+                m.counts.inconclusive,
+                m.counts.error
             ));
-            if let Some(line) = evidence(&m["evidence"]) {
-                out.push_str(&line);
+            if let Some(e) = &m.evidence {
+                out.push_str(&evidence(e));
             }
         }
     }
@@ -121,31 +107,48 @@ pub fn render(s: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     #[test]
     fn a_comparison_shows_both_backends_and_its_progress() {
-        let status = json!({
-            "rollout": "shop", "phase": "Progressing", "step": 1, "step_count": 2,
+        // As GET /rollout answers it: the wire format the CLI reads back.
+        let status: RolloutStatus = serde_json::from_str(
+            r#"{
+            "rollout": "shop", "strategy": "canary", "phase": "Progressing", "message": "",
+            "step": 1, "step_count": 2,
+            "steps": [{"index": 1, "step": "setWeight: 20", "state": "current"},
+                      {"index": 2, "step": "pause: 30s", "state": "pending"}],
+            "route": "web", "services": {"stable": "shop-stable", "canary": null},
             "weights": {"canary": 20.0, "stable": 80.0},
-            "analysis": {"background": {"phase": "Running", "metrics": [{
-                "name": "latency", "phase": "Running", "measurements": [],
-                "successful": 0, "failed": 0, "inconclusive": 0, "error": 0,
-                "evidence": {
-                    "signal": "latency", "verdict": "Inconclusive",
-                    "canary": {"requests": 2000, "events": 80, "rate": 0.04},
-                    "stable": {"requests": 8000, "events": 81, "rate": 0.010125},
-                    "towardFailed": 0.456, "towardSuccessful": 0.0,
-                    "thresholdSeconds": 0.0052, "seconds": 10
-                }
-            }]}}
-        });
+            "header_routes": [], "mirror": null, "promoted": false, "aborted": false,
+            "revision": "r1",
+            "analysis": {"step": null, "background": {
+                "name": "shop-background", "phase": "Running", "message": "",
+                "startedAt": 1, "finishedAt": null,
+                "metrics": [{
+                    "name": "latency", "phase": "Running", "message": "", "dryRun": false,
+                    "count": 0, "successful": 0, "failed": 0, "inconclusive": 0, "error": 0,
+                    "consecutiveError": 0, "consecutiveSuccessful": 0,
+                    "measurements": [],
+                    "evidence": {
+                        "signal": "latency", "verdict": "Inconclusive",
+                        "canary": {"requests": 2000, "events": 80, "rate": 0.04},
+                        "stable": {"requests": 8000, "events": 81, "rate": 0.010125},
+                        "towardFailed": 0.456, "towardSuccessful": 0.0,
+                        "thresholdSeconds": 0.0052, "maxRatio": 1.5, "margin": 0.001,
+                        "alpha": 0.005, "seconds": 10, "waiting": null
+                    }
+                }]
+            }}
+        }"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         let text = render(&status);
         assert!(
             text.contains("slower than 5.2ms: canary 4.00% (80 of 2000) vs stable 1.01% (81 of 8000) over 10s; evidence toward Failed 46%, Successful 0%"),
             "{text}"
         );
+        assert!(text.contains("▶  1. setWeight: 20"), "{text}");
+        assert!(text.contains("Weights:   canary 20%  stable 80%"), "{text}");
     }
 }

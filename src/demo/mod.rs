@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context};
+use weir_control::rollout::{Phase, RolloutStatus};
 use weir_proxy::stats::Role;
 
 use crate::serve::start;
@@ -99,9 +100,9 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         tick.tick().await;
         let status = rollout.status();
         println!("{}", line(started.elapsed(), &status, &running.plane));
-        match status["phase"].as_str() {
-            Some("Healthy") => break Ok(true),
-            Some("Degraded") => break Ok(false),
+        match status.phase {
+            Phase::Healthy => break Ok(true),
+            Phase::Degraded => break Ok(false),
             _ if started.elapsed() > Duration::from_secs(120) => {
                 break Err(anyhow!("the demo did not finish in 2 minutes"))
             }
@@ -124,15 +125,17 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             println!(
                 "Degraded after {:.0?}: aborted, canary weight 0. Reason: {}",
                 started.elapsed(),
-                status["message"].as_str().unwrap_or("?")
+                status.message
             );
             Ok(ExitCode::from(2))
         }
     }
 }
 
-/// `[ 7s] step 2/6 pause: 8s   canary 20%  success 97.9%  p99 251ms  analysis Running`
-fn line(elapsed: Duration, status: &serde_json::Value, plane: &weir_proxy::DataPlane) -> String {
+/// `[ 7s] Paused step 2/6 pause: 8s   canary 20.0%  success 97.9%  p99 251ms  analysis Running
+/// errors 2.10%/0.10% abort 46%`: the rollout, the canary's live window, and each comparison's
+/// figures (canary/stable) with how far its evidence is towards an abort.
+fn line(elapsed: Duration, status: &RolloutStatus, plane: &weir_proxy::DataPlane) -> String {
     let window = plane
         .live
         .snapshot("demo", Role::Canary, Duration::from_secs(10));
@@ -144,43 +147,36 @@ fn line(elapsed: Duration, status: &serde_json::Value, plane: &weir_proxy::DataP
         .as_ref()
         .and_then(|w| w.quantile(0.99))
         .map_or("-".to_string(), |d| format!("{}ms", d.as_millis()));
-    let step = status["step"].as_u64().unwrap_or(0) as usize;
-    let step_text = status["steps"]
-        .get(step.saturating_sub(1))
-        .and_then(|s| s["step"].as_str())
-        .unwrap_or("");
-    let run = &status["analysis"]["background"];
-    let mut verdict = run["phase"].as_str().unwrap_or("-").to_string();
-    // Each comparison: canary vs stable, and how far the evidence is towards an abort.
-    for m in run["metrics"].as_array().into_iter().flatten() {
-        let e = &m["evidence"];
-        if e.is_null() {
+    let step_text = status
+        .steps
+        .get(status.step.saturating_sub(1))
+        .map_or("", |s| s.step.as_str());
+    let run = status.analysis.background.as_ref();
+    let mut verdict = run.map_or("-".to_string(), |r| r.phase.as_str().to_string());
+    for m in run.into_iter().flat_map(|r| &r.metrics) {
+        let Some(e) = &m.evidence else {
             continue;
-        }
-        let rate = |side: &str| {
-            e[side]["rate"]
-                .as_f64()
-                .map_or("-".to_string(), |r| format!("{:.2}%", r * 100.0))
         };
+        let rate = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{:.2}%", r * 100.0));
         verdict.push_str(&format!(
             "  {} {}/{} abort {:.0}%",
-            m["name"].as_str().unwrap_or("?"),
-            rate("canary"),
-            rate("stable"),
-            e["towardFailed"].as_f64().unwrap_or(0.0) * 100.0
+            m.name,
+            rate(e.canary.rate),
+            rate(e.stable.rate),
+            e.toward_failed * 100.0
         ));
     }
-    let weight = if status["promoted"] == true {
+    let weight = if status.promoted {
         "promoted".to_string()
     } else {
-        format!("{}%", status["weights"]["canary"])
+        format!("{:.1}%", status.weights.canary)
     };
     format!(
         "[{:>3}s] {:<11} step {}/{} {:<14} canary {:>8}  success {:>6}  p99 {:>6}  analysis {}",
         elapsed.as_secs(),
-        status["phase"].as_str().unwrap_or("?"),
-        step,
-        status["step_count"],
+        status.phase.as_str(),
+        status.step,
+        status.step_count,
         step_text,
         weight,
         success,

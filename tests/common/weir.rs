@@ -240,6 +240,11 @@ impl Weir {
     pub async fn rollout(&self) -> serde_json::Value {
         let (status, body) = client::get_text(self.admin, "/rollout").await;
         assert_eq!(status, 200, "{body}");
+        // The wire format is the typed status: an answer `weir status` could not read back
+        // fails every test that looks at it.
+        if let Err(e) = serde_json::from_str::<weir_control::rollout::RolloutStatus>(&body) {
+            panic!("GET /rollout is not a RolloutStatus: {e}\n{body}");
+        }
         serde_json::from_str(&body).unwrap()
     }
 

@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -23,7 +23,7 @@ const HISTORY: usize = 10;
 /// Argo's DefaultErrorRetryInterval: how soon a failed measurement is retried.
 const ERROR_RETRY: Duration = Duration::from_secs(10);
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunStatus {
     pub name: String,
@@ -35,7 +35,7 @@ pub struct RunStatus {
     pub metrics: Vec<MetricStatus>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MetricStatus {
     pub name: String,
@@ -51,7 +51,7 @@ pub struct MetricStatus {
     pub evidence: Option<Evidence>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MeasurementStatus {
     pub phase: Phase,

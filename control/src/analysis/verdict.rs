@@ -1,12 +1,12 @@
 //! Argo's judgement: a measurement's phase from its conditions, a metric's from its limits.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::provider::Reading;
 use crate::expr::Condition;
 
 /// Argo's AnalysisPhase, used for measurements, metrics and runs alike.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Phase {
     Pending,
     Running,
@@ -167,7 +167,7 @@ impl Default for Limits {
 }
 
 /// A metric's running counts, as Argo keeps them. Errors do not count towards `count`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Tally {
     pub count: u64,

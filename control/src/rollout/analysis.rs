@@ -8,7 +8,7 @@ use weir_proxy::stats::Role;
 use super::machine::Verdict;
 use super::plan::Plan;
 use crate::analysis::provider::ProviderContext;
-use crate::analysis::{AnalysisRun, Phase};
+use crate::analysis::{AnalysisRun, Phase, RunStatus};
 use crate::argo::model::{AnalysisRef, ArgSource};
 
 pub struct Run(AnalysisRun);
@@ -69,8 +69,8 @@ impl Run {
         }
     }
 
-    pub fn status_json(&self) -> serde_json::Value {
-        serde_json::to_value(self.0.status()).unwrap_or(serde_json::Value::Null)
+    pub fn status(&self) -> RunStatus {
+        self.0.status()
     }
 
     pub fn terminate(&self) {

@@ -17,7 +17,7 @@ use super::metrics::RolloutMetrics;
 use super::persist;
 use super::plan::Plan;
 use super::state::{Phase, RolloutState};
-use super::status::{status_json, StatusView};
+use super::status::{status, RolloutStatus, StatusView};
 use crate::analysis::provider::ProviderContext;
 
 /// Optional gradual abort: the weight steps down instead of dropping to 0 at once.
@@ -74,7 +74,7 @@ type Reply = oneshot::Sender<Result<String, String>>;
 #[derive(Clone)]
 pub struct RolloutHandle {
     commands: mpsc::Sender<(Command, Reply)>,
-    status: watch::Receiver<serde_json::Value>,
+    status: watch::Receiver<RolloutStatus>,
     pub applier: Arc<Applier>,
 }
 
@@ -89,12 +89,12 @@ impl RolloutHandle {
             .map_err(|_| "the rollout driver has stopped".to_string())?
     }
 
-    pub fn status(&self) -> serde_json::Value {
+    pub fn status(&self) -> RolloutStatus {
         self.status.borrow().clone()
     }
 
     /// Waits until the status satisfies `done` (e.g. phase Healthy or Degraded).
-    pub async fn wait_for(&self, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    pub async fn wait_for(&self, done: impl Fn(&RolloutStatus) -> bool) -> RolloutStatus {
         let mut rx = self.status.clone();
         let found = rx.wait_for(|s| done(s)).await.map(|s| s.clone());
         found.unwrap_or_else(|_| self.status())
@@ -156,7 +156,14 @@ pub fn start(
         .map_err(|e| format!("the routing table was refused:\n{e}"))?;
 
     let (commands_tx, commands_rx) = mpsc::channel(16);
-    let (status_tx, status_rx) = watch::channel(serde_json::Value::Null);
+    let (status_tx, status_rx) = watch::channel(status(StatusView {
+        plan: &plan,
+        state: &state,
+        traffic: &traffic,
+        route: &settings.route,
+        step_run: None,
+        background: None,
+    }));
     let driver = Driver {
         plan,
         settings,
@@ -188,7 +195,7 @@ struct Driver {
     traffic: Traffic,
     step_run: Option<(usize, Run)>,
     background: Option<Run>,
-    status: watch::Sender<serde_json::Value>,
+    status: watch::Sender<RolloutStatus>,
 }
 
 impl Driver {
@@ -232,13 +239,13 @@ impl Driver {
                 }
                 verdict = wait_run(self.step_run.as_ref().map(|(_, r)| r)) => {
                     if let Some((step, run)) = self.step_run.take() {
-                        self.metrics.analysis_finished(&run.status_json());
+                        self.metrics.analysis_finished(&run.status());
                         machine::step_analysis_done(&mut self.state, step, verdict, now_ms());
                     }
                 }
                 verdict = wait_run(self.background.as_ref()) => {
                     if let Some(run) = self.background.take() {
-                        self.metrics.analysis_finished(&run.status_json());
+                        self.metrics.analysis_finished(&run.status());
                         machine::background_analysis_done(&mut self.state, verdict);
                     }
                 }
@@ -370,8 +377,8 @@ impl Driver {
 
     fn publish(&self) {
         self.metrics.observe(&self.state, &self.traffic);
-        let step_run = self.step_run.as_ref().map(|(i, r)| (*i, r.status_json()));
-        let background = self.background.as_ref().map(|r| r.status_json());
+        let step_run = self.step_run.as_ref().map(|(i, r)| (*i, r.status()));
+        let background = self.background.as_ref().map(|r| r.status());
         for run in step_run.iter().map(|(_, r)| r).chain(background.iter()) {
             self.metrics.evidence(run);
         }
@@ -383,7 +390,7 @@ impl Driver {
             step_run,
             background,
         };
-        self.status.send_replace(status_json(&view));
+        self.status.send_replace(status(view));
     }
 }
 

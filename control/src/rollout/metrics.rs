@@ -5,12 +5,12 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use serde_json::Value;
 use std::sync::atomic::AtomicU64;
 use weir_proxy::stats::Metrics;
 
 use super::machine::Traffic;
 use super::state::{Phase, RolloutState};
+use crate::analysis::RunStatus;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RolloutLabel {
@@ -158,71 +158,62 @@ impl RolloutMetrics {
         self.aborts.get_or_create(&self.label()).inc();
     }
 
-    /// Records a finished run from its status JSON.
-    pub fn analysis_finished(&self, run: &Value) {
-        let phase = run["phase"].as_str().unwrap_or("Unknown").to_string();
+    /// Records a finished run.
+    pub fn analysis_finished(&self, run: &RunStatus) {
         self.runs
             .get_or_create(&PhaseLabels {
                 rollout: self.rollout.clone(),
-                phase,
+                phase: run.phase.as_str().to_string(),
             })
             .inc();
         self.measured(run);
         self.evidence(run);
     }
 
-    /// Each comparison's evidence in a run's status JSON, as it stands.
-    pub fn evidence(&self, run: &Value) {
-        for metric in run["metrics"].as_array().into_iter().flatten() {
-            let (Some(name), e) = (metric["name"].as_str(), &metric["evidence"]) else {
+    /// Each comparison's evidence in a run, as it stands.
+    pub fn evidence(&self, run: &RunStatus) {
+        for metric in &run.metrics {
+            let Some(e) = &metric.evidence else {
                 continue;
             };
-            if e.is_null() {
-                continue;
-            }
-            for (toward, key) in [
-                ("failed", "towardFailed"),
-                ("successful", "towardSuccessful"),
+            for (toward, x) in [
+                ("failed", e.toward_failed),
+                ("successful", e.toward_successful),
             ] {
-                if let Some(x) = e[key].as_f64() {
-                    let labels = TowardLabels {
-                        rollout: self.rollout.clone(),
-                        metric: name.to_string(),
-                        toward: toward.to_string(),
-                    };
-                    self.evidence.get_or_create(&labels).set(x);
-                }
+                let labels = TowardLabels {
+                    rollout: self.rollout.clone(),
+                    metric: metric.name.clone(),
+                    toward: toward.to_string(),
+                };
+                self.evidence.get_or_create(&labels).set(x);
             }
-            for backend in ["canary", "stable"] {
+            for (backend, figures) in [("canary", e.canary), ("stable", e.stable)] {
                 let labels = BackendLabels {
                     rollout: self.rollout.clone(),
-                    metric: name.to_string(),
+                    metric: metric.name.clone(),
                     backend: backend.to_string(),
                 };
-                if let Some(rate) = e[backend]["rate"].as_f64() {
+                if let Some(rate) = figures.rate {
                     self.compare_rate.get_or_create(&labels).set(rate);
                 }
-                if let Some(n) = e[backend]["requests"].as_i64() {
-                    self.compare_requests.get_or_create(&labels).set(n);
-                }
+                self.compare_requests
+                    .get_or_create(&labels)
+                    .set(i64::try_from(figures.requests).unwrap_or(i64::MAX));
             }
         }
     }
 
-    /// The last numeric measurement of each metric in a run's status JSON.
-    pub fn measured(&self, run: &Value) {
-        for metric in run["metrics"].as_array().into_iter().flatten() {
-            let Some(name) = metric["name"].as_str() else {
-                continue;
-            };
-            let last = metric["measurements"].as_array().and_then(|m| m.last());
+    /// The last numeric measurement of each metric in a run.
+    pub fn measured(&self, run: &RunStatus) {
+        for metric in &run.metrics {
+            let last = metric.measurements.back();
             if let Some(value) = last
-                .and_then(|m| m["value"].as_str())
+                .and_then(|m| m.value.as_deref())
                 .and_then(|v| v.parse::<f64>().ok())
             {
                 let labels = MetricLabels {
                     rollout: self.rollout.clone(),
-                    metric: name.to_string(),
+                    metric: metric.name.clone(),
                 };
                 self.last_value.get_or_create(&labels).set(value);
             }

@@ -12,9 +12,10 @@ pub mod persist;
 pub mod plan;
 pub mod setup;
 pub mod state;
-mod status;
+pub mod status;
 
 pub use driver::{start, AbortRamp, Applier, RolloutHandle, RolloutSettings};
 pub use machine::Command;
 pub use plan::Plan;
 pub use state::{Phase, RolloutState};
+pub use status::RolloutStatus;

@@ -1,7 +1,7 @@
 //! One comparative measurement: a feed from a route's two live windows into a judge, and the
 //! evidence as people read it (in /rollout, `weir status` and the metrics).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use weir_proxy::stats::LiveWindow;
 
 use super::feed::{Feed, Signal};
@@ -15,7 +15,7 @@ pub struct Comparison {
 }
 
 /// One backend's figures since the measurement started.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     pub requests: u64,
     /// Errors, or requests slower than the latency bar.
@@ -35,11 +35,11 @@ impl From<Count> for Figures {
 }
 
 /// Where a comparative measurement stands.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Evidence {
     /// "errors", or "latency" (slower than the stable's quantile).
-    pub signal: &'static str,
+    pub signal: String,
     pub verdict: Verdict,
     pub canary: Figures,
     pub stable: Figures,
@@ -106,7 +106,8 @@ impl Comparison {
             signal: match self.feed.signal() {
                 Signal::Errors => "errors",
                 Signal::Latency { .. } => "latency",
-            },
+            }
+            .to_string(),
             verdict: self.judge.verdict(),
             canary: canary.into(),
             stable: stable.into(),

@@ -33,7 +33,7 @@ mod mixture;
 mod rate;
 mod ratio;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use comparison::{Comparison, Evidence, Figures};
 pub use feed::Signal;
@@ -73,7 +73,7 @@ impl Default for Tolerance {
 
 /// The judge's outcome so far. Failed is final; Successful stays unless the canary later turns
 /// out worse (the tests keep watching, with no new chance of a false Failed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Verdict {
     Inconclusive,
     Failed,
