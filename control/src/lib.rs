@@ -7,6 +7,8 @@ pub mod config;
 /// on measurements (analysis).
 pub mod expr;
 pub mod inject;
+/// Where a field path is in YAML text: the line numbers of config and manifest errors.
+mod locate;
 pub mod owner;
 pub mod rollout;
 pub mod source;

@@ -32,10 +32,21 @@ fn one(text: &str, object: &str, path: &str, words: &str) -> ManifestError {
     assert_eq!(e.object, object, "{e}");
     assert_eq!(e.path, path, "{e}");
     assert!(e.message.contains(words), "{e}");
+    // FILE:LINE: OBJECT: PATH: MESSAGE, the line that of the field (or of its nearest ancestor
+    // that is there, for a missing one).
+    let line = e.line.unwrap_or_else(|| panic!("no line: {e}"));
     assert_eq!(
         e.to_string(),
-        format!("t.yaml: {object}: {path}: {}", e.message)
+        format!("t.yaml:{line}: {object}: {path}: {}", e.message)
     );
+    let key = path.rsplit('.').next().unwrap_or("");
+    if !key.contains('[') && text.contains(&format!("{key}:")) {
+        let at = text.lines().nth(line - 1).unwrap_or("");
+        assert!(
+            at.contains(&format!("{key}:")),
+            "line {line} is {at:?}, not {key}: {e}"
+        );
+    }
     e
 }
 

@@ -347,7 +347,15 @@ fn argo_load_str_names_the_file() {
         std::fs::read_to_string(Path::new(EXAMPLES).join("rollout-experiment-step.yaml")).unwrap();
     let errors = load_str(&text, Path::new("x/y.yaml")).unwrap_err();
     assert_eq!(errors.len(), 1);
-    assert!(errors
-        .to_string()
-        .starts_with("x/y.yaml: Rollout/rollout-experiment-step: "));
+    // FILE:LINE, the line of the refused step in Argo's own file.
+    let e = errors.iter().next().unwrap();
+    let line = e.line.unwrap_or_else(|| panic!("no line: {e}"));
+    assert!(
+        errors.to_string().starts_with(&format!(
+            "x/y.yaml:{line}: Rollout/rollout-experiment-step: "
+        )),
+        "{errors}"
+    );
+    let at = text.lines().nth(line - 1).unwrap_or("");
+    assert!(at.contains("experiment"), "line {line} is {at:?}: {e}");
 }

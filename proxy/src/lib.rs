@@ -8,6 +8,7 @@ pub mod forward;
 pub mod h1;
 pub mod listen;
 pub mod plane;
+pub mod problems;
 pub mod stats;
 pub mod table;
 pub mod upstream;

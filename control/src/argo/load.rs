@@ -5,11 +5,14 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_yaml_ng::{Mapping, Value};
 
+use weir_proxy::problems::Problems;
+
 use super::error::{ManifestError, ManifestErrors};
 use super::model::{AnalysisTemplate, Origin, Rollout, TemplateRef};
 use super::node::{field, type_name, Ctx};
 use super::rollout::{rollout, RefSite};
 use super::template::template;
+use crate::locate::line_in;
 
 const ARGO_API: &str = "argoproj.io/v1alpha1";
 const ARGO_KINDS: [&str; 3] = ["Rollout", "AnalysisTemplate", "ClusterAnalysisTemplate"];
@@ -69,7 +72,7 @@ pub(crate) struct Loaded {
 impl Loaded {
     fn finish(self) -> Result<Manifests, ManifestErrors> {
         if !self.problems.is_empty() {
-            return Err(ManifestErrors(self.problems));
+            return Err(Problems(self.problems));
         }
         for notice in &self.manifests.notices {
             tracing::info!("{notice}");
@@ -95,7 +98,16 @@ impl Loaded {
             let label = format!("document {}", i + 1);
             let parsed = Value::deserialize(doc).and_then(|mut v| v.apply_merge().map(|()| v));
             match parsed {
-                Ok(value) => self.document(&value, file, label),
+                Ok(value) => {
+                    let found = self.problems.len();
+                    self.document(&value, file, label);
+                    // Each problem at its field's line (or its nearest ancestor's).
+                    for problem in &mut self.problems[found..] {
+                        if problem.line.is_none() {
+                            problem.line = line_in(text, i, &problem.path);
+                        }
+                    }
+                }
                 Err(e) => {
                     self.problems.push(ManifestError {
                         file: file.to_path_buf(),

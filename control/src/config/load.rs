@@ -5,9 +5,11 @@ use std::path::Path;
 use super::check::Problem;
 use super::compile::compile;
 use super::error::{ConfigError, ConfigErrors};
-use super::locate::line_of;
+use weir_proxy::problems::Problems;
+
 use super::model::RawConfig;
 use super::Config;
+use crate::locate::line_of;
 
 /// Reads, parses and validates the config file at `path`.
 pub fn load(path: &Path) -> Result<Config, ConfigErrors> {
@@ -30,7 +32,7 @@ pub fn from_str(text: &str, file: &Path) -> Result<Config, ConfigErrors> {
             .collect();
         // Reading order; problems without a line (defaults) go last.
         errors.sort_by_key(|error| error.line.unwrap_or(usize::MAX));
-        ConfigErrors(errors)
+        Problems(errors)
     })
 }
 

@@ -9,7 +9,6 @@ mod duration;
 mod error;
 mod kube;
 mod load;
-mod locate;
 mod model;
 mod percent;
 

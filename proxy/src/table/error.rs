@@ -1,5 +1,7 @@
 use std::fmt;
 
+use crate::problems::Problems;
+
 /// A reason a table was not swapped in, with the config path of the offending field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TableError {
@@ -13,10 +15,9 @@ impl fmt::Display for TableError {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct TableErrors(pub Vec<TableError>);
+pub type TableErrors = Problems<TableError>;
 
-impl TableErrors {
+impl Problems<TableError> {
     pub(super) fn push(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.0.push(TableError {
             path: path.into(),
@@ -24,17 +25,3 @@ impl TableErrors {
         });
     }
 }
-
-impl fmt::Display for TableErrors {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, e) in self.0.iter().enumerate() {
-            if i > 0 {
-                writeln!(f)?;
-            }
-            write!(f, "{e}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for TableErrors {}

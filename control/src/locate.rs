@@ -1,4 +1,5 @@
-//! Finds the line of a config path (`routes[1].canary.addresses[0]`) in the YAML text.
+//! Finds the line of a field path (`routes[1].canary.addresses[0]`,
+//! `spec.strategy.canary.steps[2].setWeight`) in YAML text, for config and manifest errors.
 //!
 //! serde_yaml_ng has no spanned values, but it stamps every error raised while a node is being
 //! deserialized with that node's position. So we walk the document along the path, skipping
@@ -20,14 +21,20 @@ enum Segment {
 /// The 1-based line of `path` in `text`, or of its nearest ancestor that is present (a
 /// defaulted field has no node of its own). None for "." or when nothing can be found.
 pub fn line_of(text: &str, path: &str) -> Option<usize> {
+    line_in(text, 0, path)
+}
+
+/// Like `line_of`, in the `document`th (0-based) document of a multi-document stream; the line
+/// counts from the top of the whole text.
+pub fn line_in(text: &str, document: usize, path: &str) -> Option<usize> {
     let segments = parse_path(path)?;
     (1..=segments.len())
         .rev()
-        .find_map(|len| find(text, &segments[..len]))
+        .find_map(|len| find(text, document, &segments[..len]))
 }
 
-fn find(text: &str, segments: &[Segment]) -> Option<usize> {
-    let deserializer = serde_yaml_ng::Deserializer::from_str(text);
+fn find(text: &str, document: usize, segments: &[Segment]) -> Option<usize> {
+    let deserializer = serde_yaml_ng::Deserializer::from_str(text).nth(document)?;
     match (Seek { rest: segments }).deserialize(deserializer) {
         Err(err) if err.to_string().contains(MARKER) => err.location().map(|at| at.line()),
         _ => None,
