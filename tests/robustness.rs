@@ -139,8 +139,8 @@ async fn the_first_head_is_due_one_header_timeout_after_connecting() {
     assert_eq!(stable.hits(), 0);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
+/// weir over two live backends with all traffic on canary, and its config's text.
+async fn all_on_canary() -> (backend::TestBackend, backend::TestBackend, String, Weir) {
     let stable = backend::start("stable", Behaviour::default()).await;
     let canary = backend::start("canary", Behaviour::default()).await;
     let good = config(
@@ -150,6 +150,12 @@ async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
         "",
     );
     let weir = Weir::start(&good);
+    (stable, canary, good, weir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
+    let (_stable, _canary, good, weir) = all_on_canary().await;
     let generation = weir.generation().await;
     let mut c = H1::connect(weir.addr).await;
     assert_eq!(c.get("/", &[]).await.backend(), "canary");
@@ -207,15 +213,7 @@ async fn a_broken_config_on_reload_keeps_the_old_table_and_is_counted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reload_never_hands_the_table_to_another_owner() {
-    let stable = backend::start("stable", Behaviour::default()).await;
-    let canary = backend::start("canary", Behaviour::default()).await;
-    let good = config(
-        &stable.addr.to_string(),
-        &canary.addr.to_string(),
-        "  canary_weight: 100\n",
-        "",
-    );
-    let weir = Weir::start(&good);
+    let (_stable, _canary, good, weir) = all_on_canary().await;
     let generation = weir.generation().await;
     // The file owns the table; a `kube:` section would make the Kubernetes source its owner
     // beside the file's own reloads: refused, with the reason, and counted.
