@@ -15,8 +15,8 @@ use tokio::net::TcpListener;
 use crate::forward::body::ResponseBody;
 use crate::listen::Shutdown;
 use crate::plane::DataPlane;
-use crate::table::spec::{BackendSpec, RouteSpec, StickySpec, Target, ValueMatch};
 use crate::table::RouteTable;
+use crate::table_spec::{BackendSpec, RouteSpec, StickySpec, Target, ValueMatch};
 
 /// A request the data plane's admin does not know, handed to the control plane.
 pub struct AdminRequest {
@@ -169,7 +169,7 @@ pub fn routes_json(table: &RouteTable) -> serde_json::Value {
 }
 
 fn route_json(r: &RouteSpec) -> serde_json::Value {
-    let rules = |ms: &[crate::table::spec::HeaderMatchSpec]| -> Vec<serde_json::Value> {
+    let rules = |ms: &[crate::table_spec::HeaderMatchSpec]| -> Vec<serde_json::Value> {
         ms.iter()
             .map(|m| match &m.value {
                 ValueMatch::Exact(v) => json!({"name": m.name, "exact": v}),
@@ -217,12 +217,12 @@ fn backend_json(b: &BackendSpec) -> serde_json::Value {
     json!({
         "addresses": b.addresses,
         "balance": match b.balance {
-            crate::table::spec::Balance::RoundRobin => "round_robin",
-            crate::table::spec::Balance::LeastRequest => "least_request",
+            crate::table_spec::Balance::RoundRobin => "round_robin",
+            crate::table_spec::Balance::LeastRequest => "least_request",
         },
         "protocol": match b.protocol {
-            crate::table::spec::UpstreamProtocol::Http1 => "http1",
-            crate::table::spec::UpstreamProtocol::Http2 => "http2",
+            crate::table_spec::UpstreamProtocol::Http1 => "http1",
+            crate::table_spec::UpstreamProtocol::Http2 => "http2",
         },
         "tls": b.tls.is_some(),
     })

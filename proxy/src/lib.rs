@@ -3,6 +3,7 @@
 //! swapped whole) and reads it through the live windows.
 
 pub mod admin;
+mod authority;
 mod deadline;
 pub mod forward;
 pub mod h1;
@@ -11,6 +12,7 @@ pub mod plane;
 pub mod problems;
 pub mod stats;
 pub mod table;
+pub mod table_spec;
 pub mod upstream;
 
 pub use plane::DataPlane;

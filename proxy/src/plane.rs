@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use crate::forward::Proxy;
 use crate::stats::{LiveStats, Metrics};
-use crate::table::spec::TableSpec;
 use crate::table::{Compiler, TableErrors, TableHandle};
+use crate::table_spec::TableSpec;
 use crate::upstream::Upstreams;
 
 pub struct DataPlane {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::stats::{BackendMetrics, LiveWindow, Outcome, Role};
 use crate::upstream::Endpoint;
 
-use super::spec::Balance;
+use crate::table_spec::Balance;
 
 /// Both sinks of one route×backend, resolved when the table is compiled.
 #[derive(Clone)]

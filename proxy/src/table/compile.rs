@@ -12,13 +12,13 @@ use super::hosts::HostIndex;
 use super::matcher::HeaderMatcher;
 use super::matcher::ValueMatcher;
 use super::route::{HeaderRoute, Mirror, MirrorRule, Route, Sticky};
-use super::spec::{
-    BackendSpec, HeaderMatchSpec, RouteSpec, StickySpec, TableSpec, Target, ValueMatch,
-    MAX_WEIGHT_BP,
-};
 use super::split::Rotation;
 use super::RouteTable;
 use crate::stats::{LiveStats, Metrics, Role};
+use crate::table_spec::{
+    BackendSpec, HeaderMatchSpec, RouteSpec, StickySpec, TableSpec, Target, ValueMatch,
+    MAX_WEIGHT_BP,
+};
 use crate::upstream::Upstreams;
 
 /// What compiling needs from the long-lived parts of the data plane.

@@ -79,30 +79,6 @@ impl HostIndex {
     }
 }
 
-/// The host of `host[:port]` or `[v6]:port`, for upstream TLS names.
-pub(crate) fn strip_port(authority: &str) -> &str {
-    // Cut next to ASCII bytes only, so still UTF-8.
-    std::str::from_utf8(host_bytes(authority.as_bytes())).unwrap_or(authority)
-}
-
-/// The host of an authority, as routing reads it. Only the trailing digits are looked at, not
-/// the whole name.
-pub(super) fn host_bytes(authority: &[u8]) -> &[u8] {
-    if let Some(rest) = authority.strip_prefix(b"[") {
-        // IPv6 literal: keep the brackets' content.
-        return rest.split(|&b| b == b']').next().unwrap_or(rest);
-    }
-    let digits = authority
-        .iter()
-        .rev()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    match authority.len().checked_sub(digits + 1) {
-        Some(colon) if authority[colon] == b':' => &authority[..colon],
-        _ => authority,
-    }
-}
-
 /// A word-at-a-time hash in which every byte has its 0x20 bit set first, so an upper-case letter
 /// hashes as its lower-case self. The keys come from the config: a client's Host can only probe
 /// a table it cannot grow, so a keyed hash buys nothing here.
@@ -133,6 +109,7 @@ fn host_hash(host: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::authority::host_bytes;
 
     fn index() -> HostIndex {
         HostIndex::new(
@@ -203,18 +180,6 @@ mod tests {
         assert_eq!(lists(&index, Some("WWW.EXAMPLE.COM"))[0], [4]);
         // Same length and the same bytes but one: no false hit from the case-folded hash.
         assert_eq!(lists(&index, Some("apj.example.com"))[0], [4]);
-    }
-
-    #[test]
-    fn ports_strip_only_when_all_digits() {
-        assert_eq!(strip_port("example.com:8080"), "example.com");
-        assert_eq!(strip_port("example.com"), "example.com");
-        assert_eq!(strip_port("127.0.0.1"), "127.0.0.1");
-        assert_eq!(strip_port("example.com:80x"), "example.com:80x");
-        assert_eq!(strip_port("example.com:"), "example.com");
-        assert_eq!(strip_port("[::1]:80"), "::1");
-        assert_eq!(strip_port("80"), "80");
-        assert_eq!(host_bytes(b"Example.com:80"), b"Example.com");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use regex::Regex;
 
 use super::fields::Fields;
 
-use super::spec::{HeaderMatchSpec, ValueMatch};
+use crate::table_spec::{HeaderMatchSpec, ValueMatch};
 
 #[derive(Debug)]
 pub enum ValueMatcher {

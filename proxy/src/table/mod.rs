@@ -8,7 +8,9 @@ mod handle;
 mod hosts;
 mod matcher;
 mod route;
-pub mod spec;
+/// The plain data a table is compiled from (its own module, so that upstream can read backend
+/// settings without importing the table that imports it).
+pub use crate::table_spec as spec;
 mod split;
 
 use std::sync::Arc;
@@ -18,11 +20,11 @@ pub use compile::Compiler;
 pub use error::{TableError, TableErrors};
 pub use fields::Fields;
 pub use handle::TableHandle;
-pub(crate) use hosts::strip_port;
 pub use route::Route;
 pub use split::sticky_bucket;
 
-use hosts::{host_bytes, HostIndex};
+use crate::authority::host_bytes;
+use hosts::HostIndex;
 use spec::TableSpec;
 
 pub struct RouteTable {

@@ -9,9 +9,9 @@ use http::{HeaderMap, Method};
 use super::backend::Backend;
 use super::fields::Fields;
 use super::matcher::{all_match, HeaderMatcher, ValueMatcher};
-use super::spec::{RouteSpec, MAX_WEIGHT_BP};
 use super::split::{sticky_bucket, Rotation};
 use crate::stats::Role;
+use crate::table_spec::{RouteSpec, MAX_WEIGHT_BP};
 
 pub struct HeaderRoute {
     pub(super) matches: Vec<HeaderMatcher>,

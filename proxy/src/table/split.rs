@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::spec::MAX_WEIGHT_BP;
+use crate::table_spec::MAX_WEIGHT_BP;
 
 /// Visits every bucket of 0..10000 once per 10000 requests, in a well-spread order (the stride
 /// is near 10000/φ and coprime with 10000), so the canary share is exact over each cycle and

@@ -15,7 +15,7 @@ use super::raw::{RawConn, RawIo};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::RequestBody;
 use crate::stats::UpstreamError;
-use crate::table::spec::UpstreamProtocol;
+use crate::table_spec::UpstreamProtocol;
 
 pub(super) struct TlsTarget {
     pub config: Arc<ClientConfig>,

@@ -18,7 +18,7 @@ use super::EndpointKey;
 use crate::deadline::{is_deadline_error, Deadline};
 use crate::forward::body::RequestBody;
 use crate::stats::UpstreamError;
-use crate::table::spec::UpstreamProtocol;
+use crate::table_spec::UpstreamProtocol;
 
 const MAX_IDLE_PER_ENDPOINT: usize = 256;
 

@@ -14,7 +14,7 @@ pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError, Sender};
 pub use raw::RawConn;
 pub use tls::provider as tls_provider;
 
-use crate::table::spec::{BackendSpec, UpstreamProtocol};
+use crate::table_spec::{BackendSpec, UpstreamProtocol};
 
 /// Everything that makes two endpoints interchangeable: same key, same pool.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -44,7 +44,7 @@ impl Upstreams {
             let name = t
                 .server_name
                 .clone()
-                .unwrap_or_else(|| crate::table::strip_port(address).to_string());
+                .unwrap_or_else(|| crate::authority::strip_port(address).to_string());
             (name, t.ca_file.clone())
         });
         let key = EndpointKey {

@@ -1,0 +1,44 @@
+//! The host of an authority (`host[:port]`, `[v6]:port`): what routing matches on and what
+//! upstream TLS names. A leaf, so the table and the upstreams share it without importing each
+//! other.
+
+/// The host of an authority, as bytes. Only the trailing digits are looked at, not the whole
+/// name.
+pub(crate) fn host_bytes(authority: &[u8]) -> &[u8] {
+    if let Some(rest) = authority.strip_prefix(b"[") {
+        // IPv6 literal: keep the brackets' content.
+        return rest.split(|&b| b == b']').next().unwrap_or(rest);
+    }
+    let digits = authority
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    match authority.len().checked_sub(digits + 1) {
+        Some(colon) if authority[colon] == b':' => &authority[..colon],
+        _ => authority,
+    }
+}
+
+/// The host of `host[:port]` or `[v6]:port`, for upstream TLS names.
+pub(crate) fn strip_port(authority: &str) -> &str {
+    // Cut next to ASCII bytes only, so still UTF-8.
+    std::str::from_utf8(host_bytes(authority.as_bytes())).unwrap_or(authority)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_strip_only_when_all_digits() {
+        assert_eq!(strip_port("example.com:8080"), "example.com");
+        assert_eq!(strip_port("example.com"), "example.com");
+        assert_eq!(strip_port("127.0.0.1"), "127.0.0.1");
+        assert_eq!(strip_port("example.com:80x"), "example.com:80x");
+        assert_eq!(strip_port("example.com:"), "example.com");
+        assert_eq!(strip_port("[::1]:80"), "::1");
+        assert_eq!(strip_port("80"), "80");
+        assert_eq!(host_bytes(b"Example.com:80"), b"Example.com");
+    }
+}
