@@ -59,21 +59,23 @@ pub async fn measure(
         looks = looks.wrapping_add(1);
         let verdict = comparison.observe(&canary, &stable, now_second());
         let expired = spec.max_duration.is_some_and(|d| started.elapsed() >= d);
-        if verdict != Verdict::Inconclusive || expired || looks.is_multiple_of(REPORT_EVERY) {
-            progress(comparison.evidence());
-        }
-        if verdict != Verdict::Inconclusive || expired {
+        let done = verdict != Verdict::Inconclusive || expired;
+        if done || looks.is_multiple_of(REPORT_EVERY) {
             let evidence = comparison.evidence();
-            return Ok(Reading::Judged {
-                value: Value::String(verdict.as_str().to_string()),
-                detail: describe(&evidence),
-            });
+            let detail = done.then(|| describe(&evidence));
+            progress(evidence);
+            if let Some(detail) = detail {
+                return Ok(Reading::Judged {
+                    value: Value::String(verdict.as_str().to_string()),
+                    detail,
+                });
+            }
         }
     }
 }
 
 /// "canary 2.10 % errors (42 of 2000) vs stable 0.10 % (8 of 8000) over 12 s".
-pub fn describe(e: &Evidence) -> String {
+fn describe(e: &Evidence) -> String {
     let percent = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{:.2} %", r * 100.0));
     let what = match e.threshold_seconds {
         Some(bar) => format!("slower than {:.1} ms", bar * 1000.0),

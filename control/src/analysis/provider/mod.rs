@@ -20,7 +20,6 @@ use crate::analysis::judge::{Comparison, Evidence};
 use crate::argo::model::{BuiltinMetric, Provider, RangeQuery};
 use crate::expr::Value;
 
-pub use compare::describe as describe_evidence;
 pub use jsonpath::JsonPath;
 
 /// Argo's defaults: `timeout` of the Prometheus provider, `timeoutSeconds` of the web provider.
