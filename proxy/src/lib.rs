@@ -5,9 +5,12 @@
 pub mod admin;
 mod authority;
 mod deadline;
+pub mod field;
 pub mod forward;
+mod graceful;
 pub mod h1;
 pub mod listen;
+pub mod pipeline;
 pub mod plane;
 pub mod problems;
 pub mod stats;

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::forward::Proxy;
+use crate::pipeline::Proxy;
 use crate::stats::{LiveStats, Metrics};
 use crate::table::{Compiler, TableErrors, TableHandle};
 use crate::table_spec::TableSpec;

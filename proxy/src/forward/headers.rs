@@ -5,7 +5,7 @@ use http::header::{HeaderName, HeaderValue, CONNECTION, HOST, TE, TRANSFER_ENCOD
 use http::HeaderMap;
 
 use super::ClientInfo;
-use crate::h1::head::{is_fixed_token, tokens};
+use crate::field::{accepts_trailers, is_fixed_token, tokens, Kind};
 
 static KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
 static PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
@@ -13,55 +13,47 @@ static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
-/// Which fixed hop-by-hop fields a message carries, found in one pass over its fields.
+/// Which fixed hop-by-hop fields a message carries, found in one pass over its fields by the
+/// rule the passthrough engine uses too (`crate::field`).
 #[derive(Default)]
 struct HopByHop {
     connection: bool,
     /// A Connection token names some other field (beyond the fixed ones and `close`).
     connection_names_fields: bool,
     te: bool,
+    wants_trailers: bool,
     transfer_encoding: bool,
     upgrade: bool,
-    keep_alive: bool,
-    proxy_connection: bool,
+    /// Keep-Alive or Proxy-Connection.
+    other: bool,
 }
 
 impl HopByHop {
     fn scan(headers: &HeaderMap) -> Self {
         let mut found = HopByHop::default();
         for (name, value) in headers {
-            // Standard names compare by tag, not by bytes: cheap for every other field.
-            if name == CONNECTION {
-                found.connection = true;
-                found.connection_names_fields |=
-                    connection_tokens(value).any(|t| !is_fixed_token(t));
-            } else if name == TE {
-                found.te = true;
-            } else if name == TRANSFER_ENCODING {
-                found.transfer_encoding = true;
-            } else if name == UPGRADE {
-                found.upgrade = true;
-            } else if name == KEEP_ALIVE {
-                found.keep_alive = true;
-            } else if name == PROXY_CONNECTION {
-                found.proxy_connection = true;
+            match Kind::of(name.as_str().as_bytes()) {
+                Kind::Connection => {
+                    found.connection = true;
+                    found.connection_names_fields |=
+                        tokens(value.as_bytes()).any(|t| !is_fixed_token(t));
+                }
+                Kind::Te => {
+                    found.te = true;
+                    found.wants_trailers |= accepts_trailers(value.as_bytes());
+                }
+                Kind::TransferEncoding => found.transfer_encoding = true,
+                Kind::Upgrade => found.upgrade = true,
+                Kind::HopByHop => found.other = true,
+                _ => {}
             }
         }
         found
     }
 
     fn any(&self) -> bool {
-        self.connection
-            || self.te
-            || self.transfer_encoding
-            || self.upgrade
-            || self.keep_alive
-            || self.proxy_connection
+        self.connection || self.te || self.transfer_encoding || self.upgrade || self.other
     }
-}
-
-fn connection_tokens(value: &HeaderValue) -> impl Iterator<Item = &[u8]> {
-    tokens(value.as_bytes())
 }
 
 /// Removes hop-by-hop fields. With `keep_upgrade` (a real upgrade in progress) the `Upgrade`
@@ -74,13 +66,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     if !found.any() {
         return false;
     }
-    let mut wants_trailers = false;
     if found.te {
-        wants_trailers = headers.get_all(TE).iter().any(|te| {
-            te.as_bytes()
-                .split(|&b| b == b',')
-                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"trailers"))
-        });
         headers.remove(TE);
     }
     if found.connection_names_fields {
@@ -88,7 +74,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
         let named: Vec<HeaderName> = headers
             .get_all(CONNECTION)
             .iter()
-            .flat_map(connection_tokens)
+            .flat_map(|v| tokens(v.as_bytes()))
             .filter(|t| !is_fixed_token(t))
             .filter_map(|t| HeaderName::from_bytes(t).ok())
             .collect();
@@ -99,10 +85,8 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     if found.connection {
         headers.remove(CONNECTION);
     }
-    if found.keep_alive {
+    if found.other {
         headers.remove(&KEEP_ALIVE);
-    }
-    if found.proxy_connection {
         headers.remove(&PROXY_CONNECTION);
     }
     if found.transfer_encoding {
@@ -113,7 +97,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     } else if found.upgrade {
         headers.remove(UPGRADE);
     }
-    wants_trailers
+    found.wants_trailers
 }
 
 /// Appends the client to X-Forwarded-For, states the original proto and host, and gives an
@@ -158,11 +142,10 @@ pub fn add_forwarded(headers: &mut HeaderMap, client: &ClientInfo, host: Option<
 /// Whether this HTTP/1 request asks to switch protocols (WebSocket and the like).
 pub fn is_upgrade(headers: &HeaderMap) -> bool {
     headers.contains_key(UPGRADE)
-        && headers.get_all(CONNECTION).iter().any(|v| {
-            v.as_bytes()
-                .split(|&b| b == b',')
-                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"))
-        })
+        && headers
+            .get_all(CONNECTION)
+            .iter()
+            .any(|v| tokens(v.as_bytes()).any(|t| t.eq_ignore_ascii_case(b"upgrade")))
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub(super) fn start(
     tokio::spawn(async move {
         let _permit = permit;
         let endpoint = route.backend(Role::Canary).pick().clone();
-        let lease = match endpoint.checkout().await {
+        let lease = match endpoint.checkout(false).await {
             Ok(lease) => lease,
             Err(err) => {
                 tracing::debug!(route = %route.name, error = err.as_str(), "mirror connect failed");

@@ -17,8 +17,8 @@ use super::exchange::{exchange, After, ClientSide};
 use super::head::{HeadFields, Parsed};
 use super::rewind::Rewind;
 use crate::deadline::{Deadline, DeadlineIo};
-use crate::forward::{ClientInfo, Proxy};
-use crate::listen::Graceful;
+use crate::graceful::Graceful;
+use crate::pipeline::{self, ClientInfo, Exchange, Proxy};
 
 /// Client-side limits, as the listener has them.
 #[derive(Clone, Copy, Debug)]
@@ -167,14 +167,16 @@ where
             return handover(client);
         }
 
-        // Phase: route. What this engine does not forward itself (no route, HTTP/2 or TLS-less
-        // upstream shapes, mirrors) goes to hyper, which answers it as it always has.
+        // Phases: match, then choose. What this engine does not forward itself (no route,
+        // HTTP/2 or TLS-less upstream shapes, mirrors) goes to hyper, which answers it as it
+        // always has.
         let table = proxy.table().load();
         let fields = HeadFields {
             buf: &client.buf,
             list: &client.head.list,
         };
-        let found = table.find(
+        let found = pipeline::match_route(
+            &table,
             client.head.host(&client.buf),
             client.head.target(&client.buf),
             &fields,
@@ -183,11 +185,11 @@ where
             return handover(client);
         };
         deadline.clear();
-        let role = route.choose(&fields);
+        let mut chosen = Exchange::choose(route, &fields);
 
-        // Phases: forward and answer.
+        // The rest of the phases, as bytes.
         let closing = flags.draining.load(Ordering::Acquire);
-        let after = exchange(&mut client, info, route, role, closing).await;
+        let after = exchange(&mut client, info, &mut chosen, closing).await;
         if after == After::Close || flags.draining.load(Ordering::Acquire) {
             return close(client).await;
         }

@@ -3,8 +3,9 @@
 
 use http::StatusCode;
 
-use super::head::{FieldList, Kind, RequestHead, ResponseHead};
-use crate::forward::ClientInfo;
+use super::head::{FieldList, RequestHead, ResponseHead};
+use crate::field::Kind;
+use crate::pipeline::ClientInfo;
 
 /// The upstream's copy of a client's request head (origin-form, HTTP/1.1). X-Forwarded-For is
 /// appended to, never believed; X-Forwarded-Proto and -Host state what weir saw.

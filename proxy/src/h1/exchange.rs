@@ -1,8 +1,10 @@
-//! One request forwarded as bytes, phase by phase: connect → write the head (and the body) →
-//! read the response head → record → write the response → relay its body → pool the
-//! connection. The client's head was parsed and routed by `conn`.
+//! One request forwarded as bytes: the pipeline's phases (`crate::pipeline`) with this
+//! engine's way of moving them — write the head (and the body) → read the response head →
+//! write the response → relay its body → pool the connection. The client's head was parsed,
+//! matched and a side chosen by `conn`.
 
 use std::io;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::{Buf, BytesMut};
@@ -14,13 +16,10 @@ use super::encode;
 use super::framing::BodyCursor;
 use super::head::{Framing, ParsedResponse, RequestHead, ResponseHead};
 use crate::deadline::DeadlineIo;
-use crate::forward::{failure_cause, ClientInfo};
-use crate::stats::{Outcome, Role, UpstreamError};
-use crate::table::{Backend, Route};
-use crate::upstream::{RawConn, RawLease};
+use crate::pipeline::{self, ClientInfo, Exchange, Failure, Transport, Undelivered};
+use crate::stats::UpstreamError;
+use crate::upstream::{Endpoint, RawConn, RawLease};
 
-/// A pooled connection may turn out closed; this many fresh tries before giving up.
-const STALE_RETRIES: usize = 2;
 /// Largest upstream response head accepted; past it the response is malformed.
 const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 
@@ -60,12 +59,11 @@ pub enum After {
 pub async fn exchange<I>(
     client: &mut ClientSide<I>,
     info: &ClientInfo,
-    route: &Route,
-    role: Role,
+    exchange: &mut Exchange<'_>,
     closing: bool,
 ) -> After
 where
-    I: AsyncRead + AsyncWrite + Unpin,
+    I: AsyncRead + AsyncWrite + Unpin + Send,
 {
     let close = closing || client.head.list.close;
     let is_head = client.head.is_head(&client.buf);
@@ -76,7 +74,7 @@ where
     );
     let mut body = BodyCursor::new(client.head.framing);
 
-    // The upstream's head, and as much of the body as has arrived, in one write.
+    // Rewrite: the upstream's head, and as much of the body as has arrived, in one write.
     client.out.clear();
     encode::request_head(&mut client.out, &client.buf, &client.head, info);
     let head_len = client.head.len;
@@ -96,133 +94,70 @@ where
     // The whole request is in `out`: it can be written again to a fresh connection.
     let resendable = body.is_done() && idempotent;
 
-    let sent = match route.timeout {
-        None => forward(client, route, role, &mut body, is_head, resendable).await,
-        Some(limit) => {
-            let forwarding = forward(client, route, role, &mut body, is_head, resendable);
-            match tokio::time::timeout(limit, forwarding).await {
-                Ok(sent) => sent,
-                Err(_) => {
-                    let backend = route.backend(role);
-                    backend
-                        .stats
-                        .record(&Outcome::error(UpstreamError::Timeout, limit));
-                    Err(Failed::RouteTimeout)
-                }
-            }
-        }
+    // Connect, send — within the route's deadline — then record and respond.
+    let mut leg = ByteLeg {
+        client: &mut *client,
+        body: &mut body,
+        is_head,
+        resendable,
     };
-    match sent {
-        Ok(upstream) => respond(client, upstream, close).await,
-        Err(Failed::ClientGone) => After::Close,
-        Err(Failed::RouteTimeout) => {
-            let cause = "request timed out (route timeout)";
-            local(
-                client,
-                StatusCode::GATEWAY_TIMEOUT,
-                cause,
-                close || !body.is_done(),
-            )
-            .await
+    match pipeline::forward(exchange, &mut leg).await {
+        Ok((conn, lease)) => {
+            exchange.record(&exchange.response_outcome(client.resp.status));
+            respond(client, conn, lease, close).await
         }
-        Err(Failed::Upstream(err, backend)) => {
-            let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_GATEWAY);
-            let cause = format!("{} ({} backend)", failure_cause(err), backend.role.as_str());
+        Err(Failure::ClientGone) => After::Close,
+        Err(failure) => {
+            let (status, cause) = failure.answer(exchange);
             // An unread rest of the request body would be taken for the next request.
             local(client, status, &cause, close || !body.is_done()).await
         }
     }
 }
 
-/// A response head has arrived on `conn`.
-struct Upstream<'r> {
-    conn: RawConn,
-    lease: RawLease,
-    backend: &'r Backend,
-    started: Instant,
-}
-
-enum Failed<'r> {
-    /// Recorded against the backend already.
-    Upstream(UpstreamError, &'r Backend),
-    /// The route's own deadline passed (recorded as a timeout of the chosen side).
-    RouteTimeout,
-    ClientGone,
-}
-
-/// Connect (the other side of the route takes it if this side cannot be reached), send, and
-/// wait for the response head. Every failure is recorded against the backend it happened on.
-async fn forward<'r, I>(
-    client: &mut ClientSide<I>,
-    route: &'r Route,
-    role: Role,
-    body: &mut BodyCursor,
+/// The request on its way as bytes: its head (and first body bytes) in `client.out`, the rest
+/// read from the client as the upstream takes it.
+struct ByteLeg<'c, I> {
+    client: &'c mut ClientSide<I>,
+    body: &'c mut BodyCursor,
     is_head: bool,
+    /// Whole in `client.out` and idempotent: it may be written again to a fresh connection.
     resendable: bool,
-) -> Result<Upstream<'r>, Failed<'r>>
+}
+
+impl<I> Transport for ByteLeg<'_, I>
 where
-    I: AsyncRead + AsyncWrite + Unpin,
+    I: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let mut backend = route.backend(role);
-    let mut started = Instant::now();
-    let (mut conn, lease) = match backend.pick().checkout_raw().await {
-        Ok(pair) => pair,
-        Err(err) => {
-            backend
-                .stats
-                .record(&Outcome::error(err, started.elapsed()));
-            // Nothing was sent: the other side of the route may take it.
-            let Some(other) = route.fallback(backend.role) else {
-                return Err(Failed::Upstream(err, backend));
-            };
-            backend = other;
-            started = Instant::now();
-            match backend.pick().checkout_raw().await {
-                Ok(pair) => pair,
-                Err(err) => {
-                    backend
-                        .stats
-                        .record(&Outcome::error(err, started.elapsed()));
-                    return Err(Failed::Upstream(err, backend));
-                }
-            }
-        }
-    };
-    let limit = lease.endpoint().response_timeout();
-    let mut retries = 0;
-    loop {
+    type Conn = (RawConn, RawLease);
+    type Answer = (RawConn, RawLease);
+
+    async fn connect(
+        &mut self,
+        endpoint: &Arc<Endpoint>,
+        fresh: bool,
+    ) -> Result<Self::Conn, UpstreamError> {
+        endpoint.checkout_raw(fresh).await
+    }
+
+    async fn send(
+        &mut self,
+        (mut conn, lease): Self::Conn,
+        started: Instant,
+    ) -> Result<Self::Answer, Undelivered> {
         // Enforced by the connection's IO: no timer of this request's own.
-        conn.deadline.set(started, limit);
-        let delivered = deliver(client, &mut conn, body, is_head).await;
+        conn.deadline
+            .set(started, lease.endpoint().response_timeout());
+        let delivered = deliver(self.client, &mut conn, self.body, self.is_head).await;
         conn.deadline.clear();
-        let err = match delivered {
-            Ok(()) => {
-                return Ok(Upstream {
-                    conn,
-                    lease,
-                    backend,
-                    started,
-                })
-            }
-            Err(Delivery::ClientGone) => return Err(Failed::ClientGone),
-            Err(Delivery::Stale) if conn.reused && resendable && retries < STALE_RETRIES => {
-                // A pooled connection the upstream had closed: the request never reached it.
-                retries += 1;
-                match lease.endpoint().open_raw().await {
-                    Ok(fresh) => {
-                        conn = fresh;
-                        continue;
-                    }
-                    Err(err) => err,
-                }
-            }
-            Err(Delivery::Stale) => UpstreamError::Reset,
-            Err(Delivery::Upstream(err)) => err,
-        };
-        backend
-            .stats
-            .record(&Outcome::error(err, started.elapsed()));
-        return Err(Failed::Upstream(err, backend));
+        match delivered {
+            Ok(()) => Ok((conn, lease)),
+            Err(Delivery::ClientGone) => Err(Undelivered::ClientGone),
+            // A pooled connection the upstream had closed: the request never reached it.
+            Err(Delivery::Stale) if conn.reused && self.resendable => Err(Undelivered::Stale),
+            Err(Delivery::Stale) => Err(Undelivered::Failed(UpstreamError::Reset)),
+            Err(Delivery::Upstream(err)) => Err(Undelivered::Failed(err)),
+        }
     }
 }
 
@@ -296,24 +231,18 @@ where
     }
 }
 
-/// Records the response, writes its head and relays its body; pools the upstream connection
-/// if the exchange ended cleanly.
-async fn respond<I>(client: &mut ClientSide<I>, upstream: Upstream<'_>, close: bool) -> After
+/// Writes the response head and relays its body; pools the upstream connection if the
+/// exchange ended cleanly.
+async fn respond<I>(
+    client: &mut ClientSide<I>,
+    mut conn: RawConn,
+    lease: RawLease,
+    close: bool,
+) -> After
 where
     I: AsyncRead + AsyncWrite + Unpin,
 {
-    let Upstream {
-        mut conn,
-        lease,
-        backend,
-        started,
-    } = upstream;
     let resp = &client.resp;
-    backend.stats.record(&Outcome::response_between(
-        resp.status,
-        started,
-        Instant::now(),
-    ));
     // A body that ends when the upstream closes ends the client's connection too.
     let close = close || resp.framing == Framing::Close;
     let mut body = BodyCursor::new(resp.framing);

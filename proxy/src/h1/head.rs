@@ -6,51 +6,11 @@ use std::ops::Range;
 
 use http::header::HeaderName;
 
+use crate::field::{is_fixed_token, tokens, Kind};
 use crate::table::Fields;
 
 /// Most fields a head may carry here; a larger head goes to hyper, which answers it.
 pub const MAX_FIELDS: usize = 128;
-
-/// What a field means to a proxy: decided once, when the head is parsed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    Host,
-    ContentLength,
-    TransferEncoding,
-    Connection,
-    /// Hop-by-hop by definition (RFC 9110 §7.6.1): Keep-Alive, Proxy-Connection, TE, Upgrade.
-    HopByHop,
-    Upgrade,
-    Expect,
-    ContentType,
-    ForwardedFor,
-    ForwardedProto,
-    ForwardedHost,
-    Other,
-}
-
-impl Kind {
-    fn of(name: &[u8]) -> Kind {
-        let is = |known: &str| name.eq_ignore_ascii_case(known.as_bytes());
-        // Length first: most fields are rejected by one comparison of integers.
-        match name.len() {
-            2 if is("te") => Kind::HopByHop,
-            4 if is("host") => Kind::Host,
-            6 if is("expect") => Kind::Expect,
-            7 if is("upgrade") => Kind::Upgrade,
-            10 if is("connection") => Kind::Connection,
-            10 if is("keep-alive") => Kind::HopByHop,
-            12 if is("content-type") => Kind::ContentType,
-            14 if is("content-length") => Kind::ContentLength,
-            15 if is("x-forwarded-for") => Kind::ForwardedFor,
-            16 if is("x-forwarded-host") => Kind::ForwardedHost,
-            16 if is("proxy-connection") => Kind::HopByHop,
-            17 if is("x-forwarded-proto") => Kind::ForwardedProto,
-            17 if is("transfer-encoding") => Kind::TransferEncoding,
-            _ => Kind::Other,
-        }
-    }
-}
 
 #[derive(Clone, Debug)]
 pub struct Field {
@@ -111,7 +71,7 @@ impl FieldList {
     /// names).
     pub fn is_hop_by_hop(&self, buf: &[u8], field: &Field) -> bool {
         match field.kind {
-            Kind::Connection | Kind::HopByHop | Kind::Upgrade => true,
+            kind if kind.is_hop_by_hop() => true,
             Kind::Other if self.connection_names_fields => {
                 let name = &buf[field.name.clone()];
                 self.fields
@@ -329,28 +289,6 @@ fn offset(base: *const u8, part: &[u8]) -> Range<usize> {
     // httparse returns slices of the buffer it parsed.
     let start = (part.as_ptr() as usize).wrapping_sub(base as usize);
     start..start + part.len()
-}
-
-/// The comma-separated tokens of a list field, trimmed, empty ones skipped.
-pub(crate) fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
-    value
-        .split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .filter(|t| !t.is_empty())
-}
-
-/// Connection tokens that name no field of their own, or one removed anyway.
-pub(crate) fn is_fixed_token(token: &[u8]) -> bool {
-    [
-        &b"close"[..],
-        b"keep-alive",
-        b"upgrade",
-        b"te",
-        b"transfer-encoding",
-        b"proxy-connection",
-    ]
-    .iter()
-    .any(|fixed| token.eq_ignore_ascii_case(fixed))
 }
 
 /// Digits only, as RFC 9110 §8.6 has it; no sign, no spaces inside, no overflow.

@@ -6,6 +6,5 @@ mod server;
 pub mod spec;
 mod tls;
 
-pub(crate) use drain::Graceful;
 pub use server::{bind, serve, Shutdown};
 pub use tls::{server_config, ReloadableTls};

@@ -22,8 +22,8 @@ use super::spec::{Http1Engine, LimitsSpec};
 use super::tls::ReloadableTls;
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::{BoxError, ResponseBody};
-use crate::forward::{ClientInfo, Proxy};
 use crate::h1::{self, ToHyper};
+use crate::pipeline::{ClientInfo, Proxy};
 
 /// Flips once, on SIGTERM/SIGINT: listeners stop accepting and drain.
 #[derive(Clone)]
@@ -236,7 +236,9 @@ impl Conn {
             Protocol::Http2 => {
                 let service = service_fn(move |req| {
                     let state = conn_state.clone();
-                    async move { Ok::<_, Infallible>(state.0.handle(req, &state.1).await) }
+                    async move {
+                        Ok::<_, Infallible>(crate::forward::handle(&state.0, req, &state.1).await)
+                    }
                 });
                 let io = TokioIo::new(io);
                 member
@@ -266,7 +268,7 @@ where
         let state = state.clone();
         let deadline = deadline.clone();
         async move {
-            let resp = state.0.handle(req, &state.1).await;
+            let resp = crate::forward::handle(&state.0, req, &state.1).await;
             // A switched protocol is a tunnel now: no more request heads.
             let next_head = (resp.status() != StatusCode::SWITCHING_PROTOCOLS)
                 .then_some((deadline, head_timeout));

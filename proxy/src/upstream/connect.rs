@@ -10,12 +10,22 @@ use rustls_pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
-use super::endpoint::{H1Conn, Sender};
+use super::body::RequestBody;
 use super::raw::{RawConn, RawIo};
 use crate::deadline::{Deadline, DeadlineIo};
-use crate::forward::body::RequestBody;
 use crate::stats::UpstreamError;
 use crate::table_spec::UpstreamProtocol;
+
+pub enum Sender {
+    H1(H1Conn),
+    H2(http2::SendRequest<RequestBody>),
+}
+
+/// An HTTP/1 connection's sender and the deadline its IO enforces (the response timeout).
+pub struct H1Conn {
+    pub(super) sender: http1::SendRequest<RequestBody>,
+    pub(super) deadline: Deadline,
+}
 
 pub(super) struct TlsTarget {
     pub config: Arc<ClientConfig>,

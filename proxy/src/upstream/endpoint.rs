@@ -9,29 +9,18 @@ use arc_swap::ArcSwapOption;
 use crossbeam_queue::ArrayQueue;
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::http2;
 use rustls_pki_types::ServerName;
 
-use super::connect::{self, TlsTarget};
+use super::body::RequestBody;
+use super::connect::{self, H1Conn, Sender, TlsTarget};
 use super::raw::RawConn;
 use super::EndpointKey;
-use crate::deadline::{is_deadline_error, Deadline};
-use crate::forward::body::RequestBody;
+use crate::deadline::is_deadline_error;
 use crate::stats::UpstreamError;
 use crate::table_spec::UpstreamProtocol;
 
 const MAX_IDLE_PER_ENDPOINT: usize = 256;
-
-pub enum Sender {
-    H1(H1Conn),
-    H2(http2::SendRequest<RequestBody>),
-}
-
-/// An HTTP/1 connection's sender and the deadline its IO enforces (the response timeout).
-pub struct H1Conn {
-    pub(super) sender: http1::SendRequest<RequestBody>,
-    pub(super) deadline: Deadline,
-}
 
 struct Idle {
     conn: H1Conn,
@@ -104,13 +93,17 @@ impl Endpoint {
         self.outstanding.load(Ordering::Relaxed)
     }
 
-    /// A connection ready for one request, pooled or new. Failing here means nothing was sent.
-    pub async fn checkout(self: &Arc<Self>) -> Result<Lease, UpstreamError> {
+    /// A connection ready for one request: pooled (unless `fresh`) or new. Failing here
+    /// means nothing was sent. (HTTP/2 shares one connection, replaced once it closes.)
+    pub async fn checkout(self: &Arc<Self>, fresh: bool) -> Result<Lease, UpstreamError> {
         let sender = match self.key.protocol {
-            UpstreamProtocol::Http1 => match self.pooled_h1().await {
-                Some(s) => Sender::H1(s),
-                None => self.open(false).await?,
-            },
+            UpstreamProtocol::Http1 => {
+                let pooled = if fresh { None } else { self.pooled_h1().await };
+                match pooled {
+                    Some(s) => Sender::H1(s),
+                    None => self.open(false).await?,
+                }
+            }
             UpstreamProtocol::Http2 => Sender::H2(self.shared_h2().await?),
         };
         self.outstanding.fetch_add(1, Ordering::Relaxed);
@@ -138,10 +131,14 @@ impl Endpoint {
         })
     }
 
-    /// A byte-stream HTTP/1 connection, pooled or new, for `crate::h1`. Failing here means
-    /// nothing was sent.
-    pub async fn checkout_raw(self: &Arc<Self>) -> Result<(RawConn, RawLease), UpstreamError> {
-        let conn = match self.pooled_raw() {
+    /// A byte-stream HTTP/1 connection, pooled (unless `fresh`) or new, for the passthrough
+    /// engine. Failing here means nothing was sent.
+    pub async fn checkout_raw(
+        self: &Arc<Self>,
+        fresh: bool,
+    ) -> Result<(RawConn, RawLease), UpstreamError> {
+        let pooled = if fresh { None } else { self.pooled_raw() };
+        let conn = match pooled {
             Some(conn) => conn,
             None => self.open_raw().await?,
         };
@@ -154,8 +151,7 @@ impl Endpoint {
         ))
     }
 
-    /// A new connection, never a pooled one: for a retry after a pooled one failed.
-    pub async fn open_raw(&self) -> Result<RawConn, UpstreamError> {
+    async fn open_raw(&self) -> Result<RawConn, UpstreamError> {
         let opening = Box::pin(connect::open_raw(&self.key.address, self.tls.as_ref()));
         match tokio::time::timeout(self.key.connect_timeout, opening).await {
             Ok(result) => result,
@@ -292,6 +288,10 @@ pub struct Lease {
 }
 
 impl Lease {
+    pub fn endpoint(&self) -> &Arc<Endpoint> {
+        &self.release.endpoint
+    }
+
     /// Sends the request and waits for the response head until `deadline` (the response
     /// timeout from when the caller started the exchange).
     pub async fn send(

@@ -1,6 +1,7 @@
 //! Upstream endpoints and their connection pools. Pools outlive routing tables: a table swap
 //! that keeps an address keeps its warm connections.
 
+mod body;
 mod connect;
 mod endpoint;
 mod raw;
@@ -10,7 +11,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError, Sender};
+pub use body::{BoxError, RequestBody};
+pub use connect::Sender;
+pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError};
 pub use raw::RawConn;
 pub use tls::provider as tls_provider;
 

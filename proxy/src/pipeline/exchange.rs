@@ -1,0 +1,101 @@
+//! One request's context through the phases: the route it matched, the side chosen, and the
+//! backend and start of the attempt in progress (a failed connect moves both to the other
+//! side). Recording reads it, so an outcome always lands on the backend that produced it.
+
+use std::time::Instant;
+
+use http::StatusCode;
+
+use crate::stats::{Outcome, Role, UpstreamError};
+use crate::table::{Backend, Fields, Route};
+
+pub struct Exchange<'r> {
+    pub route: &'r Route,
+    /// The side the split chose.
+    pub role: Role,
+    /// The side the request is on now: `role`'s backend, or the other after a failed connect.
+    pub backend: &'r Backend,
+    /// When the current attempt began: the latency recorded is measured from here.
+    pub started: Instant,
+}
+
+impl<'r> Exchange<'r> {
+    /// Phase 2, choose: header route, then the sticky bucket, then the split.
+    pub fn choose<F: Fields + ?Sized>(route: &'r Route, fields: &F) -> Self {
+        let role = route.choose(fields);
+        Exchange {
+            route,
+            role,
+            backend: route.backend(role),
+            started: Instant::now(),
+        }
+    }
+
+    /// Moves the request to the other side of the route, for the one retry after a failed
+    /// connect; `None` when the route has no other side.
+    pub(crate) fn fall_back(&mut self) -> Option<()> {
+        self.backend = self.route.fallback(self.backend.role)?;
+        self.started = Instant::now();
+        Some(())
+    }
+
+    /// Phase 7, record: an outcome of the current attempt.
+    pub fn record(&self, outcome: &Outcome) {
+        self.backend.stats.record(outcome);
+    }
+
+    /// A response head arrived now, with `status`.
+    pub fn response_outcome(&self, status: u16) -> Outcome {
+        Outcome::response_between(status, self.started, Instant::now())
+    }
+
+    pub(crate) fn record_error(&self, err: UpstreamError) {
+        self.record(&Outcome::error(err, self.started.elapsed()));
+    }
+}
+
+/// Why a request got no response from an upstream; recorded already when it is returned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Failure {
+    /// On the exchange's current backend.
+    Upstream(UpstreamError),
+    /// The route's own deadline passed.
+    RouteTimeout,
+    /// The client went away mid-request: there is no one to answer.
+    ClientGone,
+}
+
+impl Failure {
+    /// What the client is told, in the same words by every engine.
+    pub fn answer(self, exchange: &Exchange<'_>) -> (StatusCode, String) {
+        match self {
+            Failure::RouteTimeout => (
+                StatusCode::GATEWAY_TIMEOUT,
+                "request timed out (route timeout)".to_string(),
+            ),
+            Failure::Upstream(err) => (
+                StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_GATEWAY),
+                format!(
+                    "{} ({} backend)",
+                    failure_cause(err),
+                    exchange.backend.role.as_str()
+                ),
+            ),
+            // Nobody reads it; an engine closes the connection instead.
+            Failure::ClientGone => (
+                StatusCode::BAD_REQUEST,
+                "client closed the connection".to_string(),
+            ),
+        }
+    }
+}
+
+fn failure_cause(err: UpstreamError) -> &'static str {
+    match err {
+        UpstreamError::Connect => "could not connect to upstream",
+        UpstreamError::Timeout => "upstream timed out",
+        UpstreamError::Reset => "upstream closed the connection",
+        UpstreamError::Tls => "TLS handshake with upstream failed",
+        UpstreamError::Protocol => "upstream sent a malformed response",
+    }
+}

@@ -1,0 +1,90 @@
+//! A request's life, written once for every engine: ordered phases over one per-request
+//! context (`Exchange`). The engines differ only in how bytes move — `crate::h1` forwards
+//! HTTP/1 as bytes, `crate::forward` goes through hyper (HTTP/2, upgrades, gRPC, mirrors) —
+//! and each calls these phases in this order:
+//!
+//! 1. **match** — [`match_route`]: host, target and fields to a route of the table in force;
+//! 2. **choose** — [`Exchange::choose`]: header route, then sticky bucket, then the split;
+//! 3. **mirror** — the hyper engine's (`Route::should_mirror` decides); a route that mirrors is
+//!    never forwarded as bytes (`Route::h1_passthrough`), so the rule lives in one engine;
+//! 4. **rewrite headers** — by the one classification in `crate::field`: hop-by-hop fields
+//!    go, X-Forwarded-For is appended to, X-Forwarded-Proto and -Host state what weir saw;
+//! 5. **connect with the fallback**, 6. **send with the timeout** — [`forward`], over the
+//!    engine's [`Transport`]: a connect failure goes to the other side once, a stale pooled
+//!    connection is replaced, the route's deadline covers it all;
+//! 7. **record** — every attempt against the backend it went to ([`Exchange::record`]);
+//!    a failure answered in the same words by both engines ([`Failure`]).
+//!
+//! The only shared state a request touches is one load of the routing table.
+
+mod exchange;
+mod transport;
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use http::HeaderValue;
+use tokio::sync::Semaphore;
+
+pub use exchange::{Exchange, Failure};
+pub(crate) use transport::{forward, Transport, Undelivered};
+
+use crate::table::{Fields, Route, RouteTable, TableHandle};
+
+/// Mirrors in flight at once; past this a mirror is skipped rather than queued.
+const MAX_MIRRORS_IN_FLIGHT: usize = 256;
+
+/// What every request of every engine shares: the routing table in force and the bound on
+/// mirrors in flight.
+pub struct Proxy {
+    table: Arc<TableHandle>,
+    mirrors: Arc<Semaphore>,
+}
+
+impl Proxy {
+    pub fn new(table: Arc<TableHandle>) -> Self {
+        Proxy {
+            table,
+            mirrors: Arc::new(Semaphore::new(MAX_MIRRORS_IN_FLIGHT)),
+        }
+    }
+
+    pub(crate) fn table(&self) -> &TableHandle {
+        &self.table
+    }
+
+    pub(crate) fn mirrors(&self) -> &Arc<Semaphore> {
+        &self.mirrors
+    }
+}
+
+/// Who is on the other end of a client connection; built once per connection.
+#[derive(Clone, Debug)]
+pub struct ClientInfo {
+    pub ip: IpAddr,
+    pub tls: bool,
+    /// The peer address as a header value, rendered once for every request's X-Forwarded-For.
+    pub ip_header: HeaderValue,
+}
+
+impl ClientInfo {
+    pub fn new(ip: IpAddr, tls: bool) -> Self {
+        let ip_header =
+            HeaderValue::from_str(&ip.to_string()).unwrap_or(HeaderValue::from_static("unknown"));
+        ClientInfo { ip, tls, ip_header }
+    }
+}
+
+/// Phase 1, match: the route for a request's host (authority or Host, port and all) and
+/// target (the path, a query may follow), with its fields for header rules.
+pub fn match_route<'t, F: Fields + ?Sized>(
+    table: &'t RouteTable,
+    host: Option<&[u8]>,
+    target: &[u8],
+    fields: &F,
+) -> Option<&'t Arc<Route>> {
+    table.find(host, target, fields)
+}
+
+#[cfg(test)]
+mod tests;

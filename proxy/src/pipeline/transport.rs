@@ -1,0 +1,119 @@
+//! Phases 5 and 6, connect with the fallback and send with the timeout, written once over what
+//! an engine does with bytes (`Transport`). The rules:
+//! - a connect failure sent nothing, so the other side of the route may take the request —
+//!   once;
+//! - a pooled connection the upstream had closed (`Undelivered::Stale`) is replaced by a fresh
+//!   one, up to `STALE_RETRIES` times; the engine says when a request may go again;
+//! - the route's timeout covers all of it;
+//! - every failure is recorded against the backend it happened on.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{Exchange, Failure};
+use crate::stats::{Outcome, UpstreamError};
+use crate::upstream::Endpoint;
+
+/// A pooled connection may turn out closed; this many fresh tries before giving up.
+pub const STALE_RETRIES: usize = 2;
+
+/// Why a send produced no response head.
+pub(crate) enum Undelivered {
+    /// The connection was closed before it took the request, and the request can go again as
+    /// it is (the engine decides: hyper knows it never left; the byte engine needs a reused
+    /// connection and a whole, idempotent request).
+    Stale,
+    Failed(UpstreamError),
+    ClientGone,
+}
+
+/// How one engine moves a request to an upstream: the pipeline decides where and when.
+pub(crate) trait Transport {
+    /// A connection taken for this request.
+    type Conn;
+    /// What the engine needs to answer once the response head is in.
+    type Answer;
+
+    /// A connection to `endpoint`: a pooled one unless `fresh`. Failing here sent nothing.
+    fn connect(
+        &mut self,
+        endpoint: &Arc<Endpoint>,
+        fresh: bool,
+    ) -> impl Future<Output = Result<Self::Conn, UpstreamError>> + Send;
+
+    /// Sends the request on `conn` and waits for the final response head, within the
+    /// endpoint's response timeout counted from `started`.
+    fn send(
+        &mut self,
+        conn: Self::Conn,
+        started: Instant,
+    ) -> impl Future<Output = Result<Self::Answer, Undelivered>> + Send;
+}
+
+/// Connects (falling back once), sends (replacing stale connections), within the route's
+/// timeout. On `Err` the failure is recorded already; on `Ok` the engine records the response.
+pub(crate) async fn forward<T: Transport>(
+    exchange: &mut Exchange<'_>,
+    transport: &mut T,
+) -> Result<T::Answer, Failure> {
+    let Some(limit) = exchange.route.timeout else {
+        return attempt(exchange, transport).await;
+    };
+    let started = Instant::now();
+    match tokio::time::timeout(limit, attempt(exchange, transport)).await {
+        Ok(answered) => answered,
+        Err(_) => {
+            exchange.record(&Outcome::error(UpstreamError::Timeout, started.elapsed()));
+            Err(Failure::RouteTimeout)
+        }
+    }
+}
+
+async fn attempt<T: Transport>(
+    exchange: &mut Exchange<'_>,
+    transport: &mut T,
+) -> Result<T::Answer, Failure> {
+    let backend = exchange.backend;
+    let mut endpoint = backend.pick();
+    let mut conn = match transport.connect(endpoint, false).await {
+        Ok(conn) => conn,
+        Err(err) => {
+            exchange.record_error(err);
+            // Nothing was sent: the other side of the route may take it.
+            if exchange.fall_back().is_none() {
+                return Err(Failure::Upstream(err));
+            }
+            let backend = exchange.backend;
+            endpoint = backend.pick();
+            match transport.connect(endpoint, false).await {
+                Ok(conn) => conn,
+                Err(err) => {
+                    exchange.record_error(err);
+                    return Err(Failure::Upstream(err));
+                }
+            }
+        }
+    };
+    let mut stale = 0;
+    loop {
+        let err = match transport.send(conn, exchange.started).await {
+            Ok(answer) => return Ok(answer),
+            Err(Undelivered::ClientGone) => return Err(Failure::ClientGone),
+            Err(Undelivered::Stale) if stale < STALE_RETRIES => {
+                stale += 1;
+                match transport.connect(endpoint, true).await {
+                    Ok(fresh) => {
+                        conn = fresh;
+                        continue;
+                    }
+                    Err(err) => err,
+                }
+            }
+            Err(Undelivered::Stale) => UpstreamError::Reset,
+            Err(Undelivered::Failed(err)) => err,
+        };
+        exchange.record_error(err);
+        return Err(Failure::Upstream(err));
+    }
+}
