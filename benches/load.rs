@@ -132,6 +132,10 @@ enum Kind {
     /// weir with every HTTP/1 request through hyper: the in-run reference for the
     /// passthrough engine.
     WeirHyper,
+    /// An earlier build of weir (WEIR_BASELINE_BIN), each engine: a change's before and after
+    /// in the same run.
+    BaselineOne,
+    BaselineHyper,
 }
 
 impl Kind {
@@ -143,6 +147,8 @@ impl Kind {
             Kind::Nginx => "nginx (1 worker)",
             Kind::Haproxy => "HAProxy (1 thread)",
             Kind::WeirHyper => "weir, hyper engine (1 worker)",
+            Kind::BaselineOne => "baseline weir (1 worker)",
+            Kind::BaselineHyper => "baseline weir, hyper engine (1 worker)",
         }
     }
 }
@@ -152,6 +158,7 @@ struct Setup {
     stable: u16,
     canary: u16,
     weir: PathBuf,
+    baseline: Option<PathBuf>,
 }
 
 /// Starts the proxy of `kind` on CPU 0; returns it (None for direct) and the port to load.
@@ -160,14 +167,22 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
     let d = s.dir.display();
     let proc = match kind {
         Kind::Direct => return (None, s.stable),
-        Kind::WeirOne | Kind::WeirMulti | Kind::WeirHyper => {
+        Kind::WeirOne
+        | Kind::WeirMulti
+        | Kind::WeirHyper
+        | Kind::BaselineOne
+        | Kind::BaselineHyper => {
             let conf = s.dir.join("weir.yaml");
             let mut yaml = weir_config(port, s.stable, s.canary, 20);
-            if kind == Kind::WeirHyper {
+            if matches!(kind, Kind::WeirHyper | Kind::BaselineHyper) {
                 yaml = yaml.replace("limits: {", "limits: {http1_engine: hyper, ");
             }
             std::fs::write(&conf, yaml).expect("write weir config");
-            let weir = s.weir.display().to_string();
+            let binary = match (kind, &s.baseline) {
+                (Kind::BaselineOne | Kind::BaselineHyper, Some(baseline)) => baseline,
+                _ => &s.weir,
+            };
+            let weir = binary.display().to_string();
             let conf = conf.display().to_string();
             if kind == Kind::WeirMulti {
                 Proc::pinned("0", &weir, &["run", "--config", &conf])
@@ -511,6 +526,40 @@ fn print_storms(storms: Vec<Storm>, secs: u64) {
     );
 }
 
+/// Each engine after a change against the same engine before it: medians, and the ratio of
+/// each round (rounds interleave, so their spread is the noise floor of the ratio).
+fn print_against_baseline(kinds: &[Kind], results: &[Vec<Run>], rounds: u64, secs: u64, rate: u64) {
+    let index = |k: Kind| kinds.iter().position(|&x| x == k).unwrap_or(0);
+    println!("\n{rounds} rounds, {secs} s each; wrk -t1 -c64; fixed rate {rate} req/s over 50 connections; medians, and after/before per round.\n");
+    println!("| engine | req/s after | req/s before | after/before (per round) | CPU µs/req after | before | after/before (per round) | p99 ms after | before | failed after, before |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for (name, after, before) in [
+        ("passthrough", Kind::WeirOne, Kind::BaselineOne),
+        ("hyper", Kind::WeirHyper, Kind::BaselineHyper),
+    ] {
+        let (a, b) = (&results[index(after)], &results[index(before)]);
+        let med = |runs: &[Run], f: fn(&Run) -> f64| median(runs.iter().map(f).collect());
+        let ratios = |f: fn(&Run) -> f64| {
+            let per: Vec<f64> = a.iter().zip(b).map(|(x, y)| f(x) / f(y)).collect();
+            let shown: Vec<String> = per.iter().map(|r| format!("{r:.3}")).collect();
+            format!("{:.3} ({})", median(per), shown.join(", "))
+        };
+        println!(
+            "| {name} | {:.0} | {:.0} | {} | {:.2} | {:.2} | {} | {:.3} | {:.3} | {}, {} |",
+            med(a, |r| r.rps),
+            med(b, |r| r.rps),
+            ratios(|r| r.rps),
+            med(a, |r| r.cpu_us_per_req),
+            med(b, |r| r.cpu_us_per_req),
+            ratios(|r| r.cpu_us_per_req),
+            med(a, |r| r.p99),
+            med(b, |r| r.p99),
+            a.iter().map(|r| r.failed).sum::<u64>(),
+            b.iter().map(|r| r.failed).sum::<u64>(),
+        );
+    }
+}
+
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return; // `cargo test --benches`: nothing to do
@@ -527,11 +576,16 @@ fn main() {
     );
     let dir = std::env::temp_dir().join(format!("weir-load-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
+    let baseline = std::env::var_os("WEIR_BASELINE_BIN").map(PathBuf::from);
+    if let Some(b) = &baseline {
+        assert!(b.exists(), "WEIR_BASELINE_BIN={} missing", b.display());
+    }
     let setup = Setup {
         stable: free_port(),
         canary: free_port(),
         dir: dir.clone(),
         weir,
+        baseline,
     };
     let _stable = nginx_upstream(&dir, "stable", setup.stable);
     let _canary = nginx_upstream(&dir, "canary", setup.canary);
@@ -551,14 +605,25 @@ fn main() {
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
-    let kinds = [
-        Kind::Direct,
-        Kind::WeirOne,
-        Kind::WeirMulti,
-        Kind::Nginx,
-        Kind::Haproxy,
-        Kind::WeirHyper,
-    ];
+    let kinds: &[Kind] = if setup.baseline.is_some() {
+        // Before and after a change, each engine, interleaved: the peers are not the question.
+        &[
+            Kind::Direct,
+            Kind::WeirOne,
+            Kind::BaselineOne,
+            Kind::WeirHyper,
+            Kind::BaselineHyper,
+        ]
+    } else {
+        &[
+            Kind::Direct,
+            Kind::WeirOne,
+            Kind::WeirMulti,
+            Kind::Nginx,
+            Kind::Haproxy,
+            Kind::WeirHyper,
+        ]
+    };
     let mut results: Vec<Vec<Run>> = vec![Vec::new(); kinds.len()];
 
     if std::env::var_os("LATENCY_ONLY").is_some() {
@@ -623,7 +688,7 @@ fn main() {
             let _ = wrk(port, 256, 5.min(secs));
             run.rss_256 = proc.as_ref().map_or(f64::NAN, |p| p.peak_rss_mib());
             drop(proc);
-            if kind == Kind::WeirOne {
+            if kind == Kind::WeirOne && setup.baseline.is_none() {
                 run.storm = Some(swap_storm(&rt, &setup, rate, secs));
             }
             results[i].push(run);
@@ -631,6 +696,11 @@ fn main() {
     }
 
     let med = |i: usize, f: fn(&Run) -> f64| median(results[i].iter().map(f).collect());
+    if setup.baseline.is_some() {
+        print_against_baseline(kinds, &results, rounds, secs, rate);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let (nginx, haproxy, direct) = (3, 4, 0);
     println!("\n{} rounds, {secs} s each; wrk -t1 -c64; fixed rate {rate} req/s over 50 connections; medians.\n", rounds);
     println!("| proxy | req/s | vs nginx | vs HAProxy | vs direct | CPU µs/req | p50 ms | p99 ms | p99.9 ms | failed | peak RSS @256 conns MiB | canary share % (20) |");

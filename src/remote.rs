@@ -37,7 +37,9 @@ async fn call(
     let mut req = http::Request::builder()
         .method(method)
         .uri(target)
-        .header("host", remote.admin.to_string());
+        .header("host", remote.admin.to_string())
+        // What the admin API asks of every change (no cross-site page can send it).
+        .header("x-weir-admin", "cli");
     if let Some(file) = &remote.token_file {
         let token =
             std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;

@@ -1,12 +1,14 @@
 //! The rollout's admin endpoints: `GET /rollout`, `POST /rollout/{promote,abort,retry}`.
-//! Mutating calls need `Authorization: Bearer <token>` unless the admin listener is on loopback.
+//! Mutating calls need `Authorization: Bearer <token>` unless the admin listener is on loopback,
+//! and pass the cross-site rules of `weir_proxy::admin::guard` first. Each is logged with the
+//! address it came from.
 
 use std::sync::Arc;
 
 use http::{Method, StatusCode};
 use weir_control::owner::SharedKube;
 use weir_control::rollout::{Command, RolloutHandle};
-use weir_proxy::admin::{AdminExtension, AdminFuture, AdminRequest, AdminResponse};
+use weir_proxy::admin::{guard, AdminExtension, AdminFuture, AdminRequest, AdminResponse};
 
 /// The control plane's admin endpoints: the rollout API, and /ready's detail on the Kubernetes
 /// source.
@@ -73,13 +75,16 @@ impl AdminExtension for ControlApi {
                     .headers
                     .get(http::header::AUTHORIZATION)
                     .and_then(|v| v.to_str().ok());
-                if given.and_then(|g| g.strip_prefix("Bearer ")) != Some(expected.as_str()) {
+                let presented = given.and_then(|g| g.strip_prefix("Bearer ")).unwrap_or("");
+                if !guard::same_secret(presented.as_bytes(), expected.as_bytes()) {
+                    tracing::warn!(peer = %req.peer, ?command, "admin command refused: no valid token");
                     return json(
                         StatusCode::UNAUTHORIZED,
                         serde_json::json!({"error": "a bearer token is required"}),
                     );
                 }
             }
+            tracing::info!(peer = %req.peer, ?command, "admin command");
             match rollout.command(command).await {
                 Ok(done) => json(
                     StatusCode::OK,

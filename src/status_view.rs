@@ -62,6 +62,9 @@ pub fn render(s: &RolloutStatus) -> String {
         bar(s.weights.canary)
     ));
     out.push_str(&format!("Route:     {}\n", s.route));
+    if let Some(problem) = &s.state_file_error {
+        out.push_str(&format!("State:     ⚠ not saved: {problem}\n"));
+    }
     out.push_str("Steps:\n");
     for step in &s.steps {
         let mark = match step.state {

@@ -5,7 +5,7 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -440,6 +440,44 @@ async fn set_header_route_and_mirror_route_steps_drive_the_data_plane() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abort_survives_a_sigkill_in_the_middle_of_its_ramp() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let dir = common::temp_dir("rollout-ramp-kill");
+    let steps = "      - setWeight: 60\n      - pause: {}\n";
+    std::fs::write(dir.join("rollout.yaml"), rollout_yaml(steps)).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    // A slow ramp: 10 points every 2 s would take 10 s to reach 0.
+    let extra = "  state_file: state.json\n  abort_ramp: {step: 10, interval: 2s}\n";
+    std::fs::write(
+        dir.join("weir.yaml"),
+        config_yaml(stable.addr, canary.addr, extra),
+    )
+    .unwrap();
+    let restart = || Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]).keep_dir();
+    let weir = restart();
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 2)
+        .await;
+    let (code, out) = cli(weir.admin, &["abort"]);
+    assert_eq!(code, Some(0), "{out}");
+    // Mid-ramp: the weight is on its way down, not there yet.
+    let (_, routes) = common::client::get_text(weir.admin, "/routes").await;
+    let routes: serde_json::Value = serde_json::from_str(&routes).unwrap();
+    let w = routes["routes"][0]["canary_weight"].as_f64().unwrap();
+    assert!(w > 0.0 && w < 60.0, "not mid-ramp: {w}");
+    drop(weir); // SIGKILL
+
+    let weir = restart();
+    let s = weir.rollout().await;
+    assert_eq!(phase(&s), "Degraded", "{s:#}");
+    assert_eq!(s["aborted"], true, "{s:#}");
+    assert_eq!(
+        s["weights"]["canary"], 0.0,
+        "the abort did not survive: {s:#}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_abort_ramp_steps_the_weight_down() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let canary = backend::start("canary", Behaviour::default()).await;
@@ -456,6 +494,7 @@ async fn an_abort_ramp_steps_the_weight_down() {
     let admin = weir.admin;
     let aborting = tokio::task::spawn_blocking(move || cli(admin, &["abort"]));
     // Watch the weight in force on the route while it ramps.
+    let degraded_while_ramping = AtomicBool::new(false);
     let mut seen = Vec::new();
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
     while std::time::Instant::now() < deadline {
@@ -468,11 +507,20 @@ async fn an_abort_ramp_steps_the_weight_down() {
         if w == 0.0 {
             break;
         }
+        if w > 0.0 && w < 50.0 && phase(&weir.rollout().await) == "Degraded" {
+            degraded_while_ramping.store(true, Ordering::SeqCst);
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let (code, out) = aborting.await.unwrap();
     assert_eq!(code, Some(0), "{out}");
     assert_eq!(seen.last(), Some(&0.0), "{seen:?}");
+    // The command was answered, and the abort published, before the ramp ended: the status
+    // said Degraded while weights above 0 were still in force.
+    assert!(
+        degraded_while_ramping.load(Ordering::SeqCst),
+        "the abort showed only after the ramp: {seen:?}"
+    );
     assert!(
         seen.iter().any(|w| *w > 0.0 && *w < 50.0),
         "no intermediate weight: {seen:?}"
@@ -481,4 +529,109 @@ async fn an_abort_ramp_steps_the_weight_down() {
         seen.windows(2).all(|p| p[1] < p[0]),
         "only ever down: {seen:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cross_site_request_cannot_abort_but_weirs_own_clients_can() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let weir = start(
+        stable.addr,
+        canary.addr,
+        &rollout_yaml("      - setWeight: 20\n      - pause: {}\n"),
+        LIVE_TEMPLATE,
+        "",
+    );
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 2)
+        .await;
+    let host = weir.admin.to_string();
+    let post = |extra: &str| {
+        format!(
+            "POST /rollout/abort HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+    };
+    let limit = Duration::from_secs(5);
+    // What any web page can send without a preflight, with and without the browser's metadata.
+    for attack in [
+        post("Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\nContent-Type: text/plain\r\n"),
+        post("Origin: http://evil.example\r\nContent-Type: text/plain\r\n"),
+        post("Content-Type: application/x-www-form-urlencoded\r\n"),
+    ] {
+        let answer = common::client::raw(weir.admin, attack.as_bytes(), limit).await;
+        assert!(answer.starts_with("HTTP/1.1 403"), "{answer}");
+    }
+    let s = weir.rollout().await;
+    assert_eq!(
+        (phase(&s), &s["aborted"]),
+        ("Paused", &serde_json::json!(false)),
+        "{s:#}"
+    );
+    weir.wait_log("admin request refused").await;
+
+    // A page of weir's own origin (and the CLI, which the other tests use) may.
+    let own = post(&format!(
+        "Origin: http://{host}\r\nSec-Fetch-Site: same-origin\r\nX-Weir-Admin: ui\r\n"
+    ));
+    let answer = common::client::raw(weir.admin, own.as_bytes(), limit).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    weir.wait_rollout(Duration::from_secs(5), |s| phase(s) == "Degraded")
+        .await;
+    // Logged with where it came from.
+    weir.wait_log("admin command").await;
+    assert!(weir.log().contains("peer=127.0.0.1:"), "{}", weir.log());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_state_file_that_cannot_be_written_is_reported_and_loses_nothing() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let dir = common::temp_dir("rollout-unwritable");
+    let steps =
+        "      - setWeight: 10\n      - pause: {}\n      - setWeight: 30\n      - pause: {}\n";
+    std::fs::write(dir.join("rollout.yaml"), rollout_yaml(steps)).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    std::fs::create_dir(dir.join("state")).unwrap();
+    let extra = "  state_file: state/rollout.json\n";
+    std::fs::write(
+        dir.join("weir.yaml"),
+        config_yaml(stable.addr, canary.addr, extra),
+    )
+    .unwrap();
+    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 2)
+        .await;
+
+    // The directory goes away and a file takes its name: no write can succeed there, not even
+    // as root (a read-only mode would not stop root).
+    std::fs::remove_dir_all(dir.join("state")).unwrap();
+    std::fs::write(dir.join("state"), "not a directory").unwrap();
+    let (code, out) = cli(weir.admin, &["promote"]);
+    assert_eq!(code, Some(0), "{out}");
+    let s = weir
+        .wait_rollout(Duration::from_secs(5), |s| {
+            s["state_file_error"].is_string()
+        })
+        .await;
+    assert_eq!(s["step"], 4, "the rollout went on: {s:#}");
+    weir.wait_log("a restart would resume from the last state saved")
+        .await;
+    let failures = common::weir::sample(
+        &weir.metrics().await,
+        "weir_rollout_state_save_failures_total",
+        &[],
+    );
+    assert!(failures >= 1.0, "{failures}");
+    // Traffic is served all the while.
+    let mut c = H1::connect(weir.addr).await;
+    assert_eq!(c.get("/", &[]).await.status.as_u16(), 200);
+
+    // Writable again: the next save goes through and the error is gone.
+    std::fs::remove_file(dir.join("state")).unwrap();
+    std::fs::create_dir(dir.join("state")).unwrap();
+    let s = weir
+        .wait_rollout(Duration::from_secs(5), |s| s["state_file_error"].is_null())
+        .await;
+    assert_eq!(s["step"], 4);
+    let saved = std::fs::read_to_string(dir.join("state/rollout.json")).unwrap();
+    assert!(saved.contains("\"step_index\": 3"), "{saved}");
 }

@@ -9,6 +9,9 @@
 # forwarding headers. wrk drives it for DURATION seconds; an idle run of the same length is
 # subtracted, so start-up and timers do not count.
 #   DURATION=20 benches/load/instructions.sh
+#   WEIR_BIN=/path/to/weir   # measure this build instead of building target/release/weir
+#   WEIR_BASELINE_BIN=/path/to/old/weir benches/load/instructions.sh   # also an earlier build,
+#                                                   # both engines: a change's before and after
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-20}
@@ -21,8 +24,10 @@ need wrk wrk
 install_needed
 export PATH="$PATH:/usr/sbin"
 
-cargo build --release --locked --bin weir
-weir="$PWD/target/release/weir"
+if [ -z "${WEIR_BIN:-}" ]; then
+  cargo build --release --locked --bin weir
+fi
+weir="${WEIR_BIN:-$PWD/target/release/weir}"
 dir=$(mktemp -d)
 mkdir -p "$dir/tmp"
 pids=()
@@ -87,6 +92,8 @@ run() {
   case $kind in
     weir) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" "$weir" --workers 1 run --config "$dir/weir.yaml" >/dev/null 2>&1 & ;;
     weir-hyper) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" "$weir" --workers 1 run --config "$dir/weir-hyper.yaml" >/dev/null 2>&1 & ;;
+    baseline) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" "$WEIR_BASELINE_BIN" --workers 1 run --config "$dir/weir.yaml" >/dev/null 2>&1 & ;;
+    baseline-hyper) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" "$WEIR_BASELINE_BIN" --workers 1 run --config "$dir/weir-hyper.yaml" >/dev/null 2>&1 & ;;
     nginx) taskset -c 0 valgrind --tool=callgrind --callgrind-out-file="$out" nginx -p "$dir" -c "$dir/nginx-proxy.conf" >/dev/null 2>&1 & ;;
   esac
   local vg=$!
@@ -103,8 +110,12 @@ run() {
   echo "$total $requests"
 }
 
+kinds=(weir weir-hyper nginx)
+if [ -n "${WEIR_BASELINE_BIN:-}" ]; then
+  kinds=(weir baseline weir-hyper baseline-hyper nginx)
+fi
 declare -A per_request
-for kind in weir weir-hyper nginx; do
+for kind in "${kinds[@]}"; do
   read -r idle _ < <(run "$kind" no)
   read -r loaded requests < <(run "$kind" yes)
   per_request[$kind]=$(((loaded - idle) / requests))
@@ -114,7 +125,7 @@ done
 echo
 echo "| proxy | instructions per request (user space) | vs nginx |"
 echo "|---|---|---|"
-for kind in weir weir-hyper nginx; do
+for kind in "${kinds[@]}"; do
   ratio=$(awk -v a="${per_request[$kind]}" -v b="${per_request[nginx]}" 'BEGIN {printf "%.2f", a / b}')
   echo "| $kind | ${per_request[$kind]} | $ratio |"
 done

@@ -3,6 +3,8 @@
 //! both drop, keep or add fields by that classification. RFC 9110 §7.6.1 is the source for
 //! hop-by-hop fields.
 
+use std::ops::Range;
+
 /// A field's role on the way through.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
@@ -12,7 +14,8 @@ pub enum Kind {
     Connection,
     /// `TE`: hop-by-hop, and where a client says it accepts trailers (gRPC).
     Te,
-    /// Hop-by-hop by definition with nothing else to it: Keep-Alive, Proxy-Connection.
+    /// Hop-by-hop by definition with nothing else to it: Keep-Alive, Proxy-Connection, and
+    /// HTTP2-Settings (it only ever comes with an h2c upgrade, which is never forwarded).
     HopByHop,
     Upgrade,
     Expect,
@@ -40,6 +43,7 @@ impl Kind {
             10 if is("keep-alive") => Kind::HopByHop,
             12 if is("content-type") => Kind::ContentType,
             14 if is("content-length") => Kind::ContentLength,
+            14 if is("http2-settings") => Kind::HopByHop,
             15 if is("x-forwarded-for") => Kind::ForwardedFor,
             16 if is("x-forwarded-host") => Kind::ForwardedHost,
             16 if is("proxy-connection") => Kind::HopByHop,
@@ -57,6 +61,14 @@ impl Kind {
             Kind::Connection | Kind::Te | Kind::HopByHop | Kind::Upgrade
         )
     }
+}
+
+/// Where one field of a raw head lies in its buffer, and what it means.
+#[derive(Clone, Debug)]
+pub struct Field {
+    pub name: Range<usize>,
+    pub value: Range<usize>,
+    pub kind: Kind,
 }
 
 /// The comma-separated tokens of a list field, trimmed, empty ones skipped.
@@ -86,6 +98,13 @@ pub fn accepts_trailers(te: &[u8]) -> bool {
     tokens(te).any(|t| t.eq_ignore_ascii_case(b"trailers"))
 }
 
+/// Whether an Upgrade field asks for something other than h2c: an upgrade to h2c is never
+/// honoured (RFC 9113 §3.1 removed it; forwarded, it would hand the client a raw HTTP/2
+/// connection past weir's routing), so a request asking only for it is served as plain HTTP/1.1.
+pub fn is_real_upgrade(value: &[u8]) -> bool {
+    tokens(value).any(|t| !t.eq_ignore_ascii_case(b"h2c"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,5 +128,13 @@ mod tests {
         assert!(!is_fixed_token(b"x-secret"));
         assert!(accepts_trailers(b"deflate, trailers"));
         assert!(!accepts_trailers(b"deflate"));
+    }
+
+    #[test]
+    fn h2c_alone_is_no_upgrade() {
+        assert!(!is_real_upgrade(b"h2c"));
+        assert!(!is_real_upgrade(b" H2C "));
+        assert!(is_real_upgrade(b"websocket"));
+        assert!(is_real_upgrade(b"h2c, websocket"));
     }
 }

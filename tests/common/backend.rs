@@ -36,11 +36,17 @@ pub struct TestBackend {
     pub body_bytes: Arc<AtomicU64>,
     /// Connections accepted.
     pub conns: Arc<AtomicU64>,
+    kill: tokio::sync::watch::Sender<bool>,
 }
 
 impl TestBackend {
     pub fn hits(&self) -> u64 {
         self.hits.load(Ordering::SeqCst)
+    }
+
+    /// As if the process died: every connection drops mid-whatever, the port refuses.
+    pub fn kill(&self) {
+        let _ = self.kill.send(true);
     }
 }
 
@@ -57,36 +63,26 @@ pub async fn start(name: &'static str, behaviour: Behaviour) -> TestBackend {
     let bytes_counter = body_bytes.clone();
     let conns = Arc::new(AtomicU64::new(0));
     let conns_counter = conns.clone();
+    let (kill, killed) = tokio::sync::watch::channel(false);
+    let mut accept_killed = killed.clone();
     tokio::spawn(async move {
         loop {
-            let Ok((tcp, _)) = listener.accept().await else {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                _ = accept_killed.wait_for(|k| *k) => return, // the listener closes
+            };
+            let Ok((tcp, _)) = accepted else {
                 continue;
             };
+            let mut conn_killed = killed.clone();
             conns_counter.fetch_add(1, Ordering::SeqCst);
             let behaviour = behaviour.clone();
             let counter = counter.clone();
             let bytes_counter = bytes_counter.clone();
             tokio::spawn(async move {
-                let tls = behaviour.tls.clone();
-                let service = service_fn(move |req| {
-                    let nth = counter.fetch_add(1, Ordering::SeqCst) + 1;
-                    answer(name, behaviour.clone(), bytes_counter.clone(), nth, req)
-                });
-                let builder = auto::Builder::new(TokioExecutor::new());
-                match tls {
-                    None => {
-                        let _ = builder
-                            .serve_connection_with_upgrades(TokioIo::new(tcp), service)
-                            .await;
-                    }
-                    Some(config) => {
-                        let acceptor = tokio_rustls::TlsAcceptor::from(config);
-                        if let Ok(stream) = acceptor.accept(tcp).await {
-                            let _ = builder
-                                .serve_connection_with_upgrades(TokioIo::new(stream), service)
-                                .await;
-                        }
-                    }
+                tokio::select! {
+                    _ = serve_one(tcp, name, behaviour, counter, bytes_counter) => {}
+                    _ = conn_killed.wait_for(|k| *k) => {} // dropped, connection and all
                 }
             });
         }
@@ -96,6 +92,37 @@ pub async fn start(name: &'static str, behaviour: Behaviour) -> TestBackend {
         hits,
         body_bytes,
         conns,
+        kill,
+    }
+}
+
+async fn serve_one(
+    tcp: tokio::net::TcpStream,
+    name: &'static str,
+    behaviour: Behaviour,
+    counter: Arc<AtomicU64>,
+    bytes_counter: Arc<AtomicU64>,
+) {
+    let tls = behaviour.tls.clone();
+    let service = service_fn(move |req| {
+        let nth = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        answer(name, behaviour.clone(), bytes_counter.clone(), nth, req)
+    });
+    let builder = auto::Builder::new(TokioExecutor::new());
+    match tls {
+        None => {
+            let _ = builder
+                .serve_connection_with_upgrades(TokioIo::new(tcp), service)
+                .await;
+        }
+        Some(config) => {
+            let acceptor = tokio_rustls::TlsAcceptor::from(config);
+            if let Ok(stream) = acceptor.accept(tcp).await {
+                let _ = builder
+                    .serve_connection_with_upgrades(TokioIo::new(stream), service)
+                    .await;
+            }
+        }
     }
 }
 

@@ -27,6 +27,16 @@ pub struct AbortRamp {
     pub interval: Duration,
 }
 
+/// An abort ramp under way: a timed state of the driver's loop, not a sleep, so the abort is
+/// saved and published before the first step down, and commands are served between steps.
+#[derive(Clone, Copy, Debug)]
+struct Ramping {
+    /// The weight in force now.
+    weight_bp: u16,
+    /// When the next step down is due.
+    next: tokio::time::Instant,
+}
+
 pub struct RolloutSettings {
     /// The weir route this rollout drives.
     pub route: String,
@@ -163,6 +173,7 @@ pub fn start(
         route: &settings.route,
         step_run: None,
         background: None,
+        state_file_error: None,
     }));
     let driver = Driver {
         plan,
@@ -174,6 +185,8 @@ pub fn start(
         traffic,
         step_run: None,
         background: None,
+        ramping: None,
+        state_file_error: None,
         status: status_tx,
     };
     driver.publish();
@@ -195,6 +208,9 @@ struct Driver {
     traffic: Traffic,
     step_run: Option<(usize, Run)>,
     background: Option<Run>,
+    ramping: Option<Ramping>,
+    /// The last save failed, and why (cleared by the next save that works).
+    state_file_error: Option<String>,
     status: watch::Sender<RolloutStatus>,
 }
 
@@ -211,10 +227,10 @@ impl Driver {
         loop {
             let wait = advance(&self.plan.steps, &mut self.state, now_ms());
             self.sync_analyses(&wait);
-            self.sync_traffic().await;
-            // Whatever changed it (a step, a command, a verdict), the file follows.
-            if saved.as_ref() != Some(&self.state) {
-                self.persist();
+            self.sync_traffic();
+            // Whatever changed it (a step, a command, a verdict), the file follows; a save
+            // that failed is tried again each time round (at least once a second).
+            if saved.as_ref() != Some(&self.state) && self.persist() {
                 saved = Some(self.state.clone());
             }
             if let Some((reply, result)) = answer.take() {
@@ -250,6 +266,7 @@ impl Driver {
                     }
                 }
                 _ = sleep_until(deadline) => {}
+                _ = sleep_until(self.ramping.map(|r| r.next)) => {}
                 Ok(()) = revisions.changed() => {
                     let rev = revisions.borrow_and_update().clone();
                     if rev != self.state.revision {
@@ -329,30 +346,51 @@ impl Driver {
         }
     }
 
-    /// Puts the traffic of the current state in force; an abort may ramp down first.
-    async fn sync_traffic(&mut self) {
+    /// Puts the traffic of the current state in force. An abort with a ramp steps the weight
+    /// down one step each interval first (`Ramping`); the loop comes back when the next step
+    /// is due.
+    fn sync_traffic(&mut self) {
         let target = machine::traffic(&self.plan.steps, &self.state);
-        if target == self.traffic {
-            return;
+        if !self.state.aborted || target == self.traffic {
+            // A retry (or anything else that ends the abort) ends its ramp too.
+            self.ramping = None;
+            if target == self.traffic {
+                return;
+            }
         }
-        if self.state.aborted {
+        if self.state.aborted && self.ramping.is_none() {
+            // The abort begins.
             self.stop_analyses();
             self.metrics.aborted();
+            tracing::warn!(rollout = %self.plan.rollout.name, "aborted: {}", self.state.message);
             if let Some(ramp) = self.settings.abort_ramp {
-                let mut weight = self.traffic.weight_bp;
-                while weight > ramp.step_bp {
-                    weight -= ramp.step_bp;
-                    let step = Traffic {
-                        weight_bp: weight,
-                        ..Traffic::default()
-                    };
-                    if self.applier.set_traffic(step).is_ok() {
-                        tracing::info!(rollout = %self.plan.rollout.name, weight = weight as f64 / 100.0, "abort ramp");
-                    }
-                    tokio::time::sleep(ramp.interval).await;
+                if self.traffic.weight_bp > ramp.step_bp {
+                    self.ramping = Some(Ramping {
+                        weight_bp: self.traffic.weight_bp,
+                        next: tokio::time::Instant::now(),
+                    });
                 }
             }
-            tracing::warn!(rollout = %self.plan.rollout.name, "aborted: {}", self.state.message);
+        }
+        if let (Some(ramping), Some(ramp)) = (&mut self.ramping, self.settings.abort_ramp) {
+            let now = tokio::time::Instant::now();
+            if now < ramping.next {
+                return;
+            }
+            if ramping.weight_bp > ramp.step_bp {
+                ramping.weight_bp -= ramp.step_bp;
+                ramping.next = now + ramp.interval;
+                let step = Traffic {
+                    weight_bp: ramping.weight_bp,
+                    ..Traffic::default()
+                };
+                if self.applier.set_traffic(step.clone()).is_ok() {
+                    tracing::info!(rollout = %self.plan.rollout.name, weight = step.weight_bp as f64 / 100.0, "abort ramp");
+                    self.traffic = step;
+                }
+                return;
+            }
+            self.ramping = None;
         }
         match self.applier.set_traffic(target.clone()) {
             Ok(generation) => {
@@ -367,10 +405,26 @@ impl Driver {
         }
     }
 
-    fn persist(&self) {
-        if let Some(path) = &self.settings.state_file {
-            if let Err(e) = persist::save(path, &self.state) {
-                tracing::error!("{e}");
+    /// Saves the state; false when that failed (said in the log once, in the status and a
+    /// metric while it lasts).
+    fn persist(&mut self) -> bool {
+        let Some(path) = &self.settings.state_file else {
+            return true;
+        };
+        match persist::save(path, &self.state) {
+            Ok(()) => {
+                if self.state_file_error.take().is_some() {
+                    tracing::info!(rollout = %self.plan.rollout.name, "the rollout state is saved again");
+                }
+                true
+            }
+            Err(e) => {
+                if self.state_file_error.as_deref() != Some(e.as_str()) {
+                    tracing::error!(rollout = %self.plan.rollout.name, "{e}; the rollout goes on, a restart would resume from the last state saved");
+                }
+                self.metrics.state_save_failed();
+                self.state_file_error = Some(e);
+                false
             }
         }
     }
@@ -389,6 +443,7 @@ impl Driver {
             route: &self.settings.route,
             step_run,
             background,
+            state_file_error: self.state_file_error.as_deref(),
         };
         self.status.send_replace(status(view));
     }

@@ -49,6 +49,7 @@ pub struct RolloutMetrics {
     step: Family<RolloutLabel, Gauge>,
     weight: Family<RolloutLabel, Gauge<f64, AtomicU64>>,
     aborts: Family<RolloutLabel, Counter>,
+    state_save_failures: Family<RolloutLabel, Counter>,
     runs: Family<PhaseLabels, Counter>,
     last_value: Family<MetricLabels, Gauge<f64, AtomicU64>>,
     evidence: Family<TowardLabels, Gauge<f64, AtomicU64>>,
@@ -71,6 +72,7 @@ impl RolloutMetrics {
             step: Family::default(),
             weight: Family::default(),
             aborts: Family::default(),
+            state_save_failures: Family::default(),
             runs: Family::default(),
             last_value: Family::default(),
             evidence: Family::default(),
@@ -97,6 +99,11 @@ impl RolloutMetrics {
                 "rollout_aborts",
                 "Rollouts aborted (analysis or operator)",
                 m.aborts.clone(),
+            );
+            r.register(
+                "rollout_state_save_failures",
+                "Attempts to write the rollout's state file that failed",
+                m.state_save_failures.clone(),
             );
             r.register(
                 "analysis_runs",
@@ -156,6 +163,10 @@ impl RolloutMetrics {
 
     pub fn aborted(&self) {
         self.aborts.get_or_create(&self.label()).inc();
+    }
+
+    pub fn state_save_failed(&self) {
+        self.state_save_failures.get_or_create(&self.label()).inc();
     }
 
     /// Records a finished run.

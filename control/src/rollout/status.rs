@@ -32,6 +32,10 @@ pub struct RolloutStatus {
     pub aborted: bool,
     pub revision: String,
     pub analysis: Analyses,
+    /// Why the state file could not be written, while it cannot: the rollout goes on in
+    /// memory, and a restart would resume from the last state saved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_file_error: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -99,6 +103,7 @@ pub struct StatusView<'a> {
     pub route: &'a str,
     pub step_run: Option<(usize, RunStatus)>,
     pub background: Option<RunStatus>,
+    pub state_file_error: Option<&'a str>,
 }
 
 pub fn status(v: StatusView) -> RolloutStatus {
@@ -162,5 +167,6 @@ pub fn status(v: StatusView) -> RolloutStatus {
             step: v.step_run.map(|(i, run)| StepRun { step: i + 1, run }),
             background: v.background,
         },
+        state_file_error: v.state_file_error.map(str::to_string),
     }
 }

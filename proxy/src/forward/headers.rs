@@ -5,10 +5,11 @@ use http::header::{HeaderName, HeaderValue, CONNECTION, HOST, TE, TRANSFER_ENCOD
 use http::HeaderMap;
 
 use super::ClientInfo;
-use crate::field::{accepts_trailers, is_fixed_token, tokens, Kind};
+use crate::field::{accepts_trailers, is_fixed_token, is_real_upgrade, tokens, Kind};
 
 static KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
 static PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
+static HTTP2_SETTINGS: HeaderName = HeaderName::from_static("http2-settings");
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
@@ -24,7 +25,7 @@ struct HopByHop {
     wants_trailers: bool,
     transfer_encoding: bool,
     upgrade: bool,
-    /// Keep-Alive or Proxy-Connection.
+    /// Keep-Alive, Proxy-Connection or HTTP2-Settings.
     other: bool,
 }
 
@@ -88,12 +89,14 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     if found.other {
         headers.remove(&KEEP_ALIVE);
         headers.remove(&PROXY_CONNECTION);
+        headers.remove(&HTTP2_SETTINGS);
     }
     if found.transfer_encoding {
         headers.remove(TRANSFER_ENCODING);
     }
     if keep_upgrade {
         headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+        without_h2c(headers);
     } else if found.upgrade {
         headers.remove(UPGRADE);
     }
@@ -139,9 +142,32 @@ pub fn add_forwarded(headers: &mut HeaderMap, client: &ClientInfo, host: Option<
     }
 }
 
-/// Whether this HTTP/1 request asks to switch protocols (WebSocket and the like).
+/// An upgrade goes on without h2c among the protocols offered: weir never forwards one.
+fn without_h2c(headers: &mut HeaderMap) {
+    let offered: Vec<u8> = headers
+        .get_all(UPGRADE)
+        .iter()
+        .flat_map(|v| tokens(v.as_bytes()))
+        .filter(|t| !t.eq_ignore_ascii_case(b"h2c"))
+        .collect::<Vec<_>>()
+        .join(&b", "[..]);
+    match HeaderValue::from_bytes(&offered) {
+        Ok(v) if !offered.is_empty() => {
+            headers.insert(UPGRADE, v);
+        }
+        _ => {
+            headers.remove(UPGRADE);
+        }
+    }
+}
+
+/// Whether this HTTP/1 request asks to switch protocols (WebSocket and the like). An upgrade
+/// to h2c alone is not one: the request is served as plain HTTP/1.1 (`field::is_real_upgrade`).
 pub fn is_upgrade(headers: &HeaderMap) -> bool {
-    headers.contains_key(UPGRADE)
+    headers
+        .get_all(UPGRADE)
+        .iter()
+        .any(|v| is_real_upgrade(v.as_bytes()))
         && headers
             .get_all(CONNECTION)
             .iter()

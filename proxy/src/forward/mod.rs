@@ -33,6 +33,9 @@ pub async fn handle(
     mut req: Request<Incoming>,
     client: &ClientInfo,
 ) -> Response<ResponseBody> {
+    if let Some(cause) = http2_host_conflict(&req) {
+        return local_response(StatusCode::BAD_REQUEST, cause);
+    }
     let table = proxy.table().load();
     // A clone of the Host value shares its bytes: no copy on the common path.
     let host = host_of(&req);
@@ -66,6 +69,17 @@ pub async fn handle(
             incoming.is_end_stream_hint(),
         )
     };
+    // A bodiless idempotent request that the upstream drops unanswered may go to the other
+    // side (RFC 9110 §9.2.2): its head is kept for that, where there is another side.
+    let again = (route.canary.is_some()
+        && !upgrade
+        && parts.method.is_idempotent()
+        && incoming.is_end_stream_hint())
+    .then(|| Again {
+        method: parts.method.clone(),
+        uri: parts.uri.clone(),
+        headers: parts.headers.clone(),
+    });
     let body = match mirror {
         Some(Some(tx)) => RequestBody::Tee(incoming, Some(tx)),
         _ => RequestBody::Incoming(incoming),
@@ -74,6 +88,7 @@ pub async fn handle(
     // Connect, send — within the route's deadline — then record and respond.
     let mut leg = HyperLeg {
         req: Some(Request::from_parts(parts, body)),
+        again,
         wants_trailers,
         upgrade,
     };
@@ -94,8 +109,16 @@ pub async fn handle(
 /// connection turned out closed before it left.
 struct HyperLeg {
     req: Option<Request<RequestBody>>,
+    again: Option<Again>,
     wants_trailers: bool,
     upgrade: bool,
+}
+
+/// What it takes to send a bodiless request once more.
+struct Again {
+    method: http::Method,
+    uri: Uri,
+    headers: http::HeaderMap,
 }
 
 impl Transport for HyperLeg {
@@ -127,6 +150,19 @@ impl Transport for HyperLeg {
                 self.req = Some(*back);
                 Err(Undelivered::Stale)
             }
+            Err((SendError::Failed(err @ UpstreamError::Reset), _release)) => {
+                match self.again.take() {
+                    Some(again) => {
+                        let mut req = Request::new(RequestBody::Empty);
+                        *req.method_mut() = again.method;
+                        *req.uri_mut() = again.uri;
+                        *req.headers_mut() = again.headers;
+                        self.req = Some(req);
+                        Err(Undelivered::Unanswered(err))
+                    }
+                    None => Err(Undelivered::Failed(err)),
+                }
+            }
             Err((SendError::Failed(err), _release)) => Err(Undelivered::Failed(err)),
         }
     }
@@ -139,6 +175,26 @@ trait EndStreamHint {
 impl EndStreamHint for Incoming {
     fn is_end_stream_hint(&self) -> bool {
         http_body::Body::is_end_stream(self)
+    }
+}
+
+/// HTTP/1 heads are checked before hyper parses them (`h1::gate`); for HTTP/2 the one rule
+/// about the host: a Host field must name what :authority names (RFC 9113 §8.3.1), and only
+/// once, or routing and the upstream could see two different hosts.
+fn http2_host_conflict<B>(req: &Request<B>) -> Option<&'static str> {
+    if req.version() != Version::HTTP_2 {
+        return None;
+    }
+    let mut hosts = req.headers().get_all(HOST).iter();
+    let host = hosts.next()?;
+    if hosts.next().is_some() {
+        return Some("more than one Host field");
+    }
+    match req.uri().authority() {
+        Some(a) if !a.as_str().as_bytes().eq_ignore_ascii_case(host.as_bytes()) => {
+            Some("Host disagrees with :authority")
+        }
+        _ => None,
     }
 }
 

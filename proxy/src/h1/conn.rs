@@ -13,9 +13,10 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::buffer::{self, read_more};
-use super::exchange::{exchange, After, ClientSide};
+use super::exchange::{exchange, refuse, After, ClientSide};
+use super::gate::Gate;
 use super::head::{HeadFields, Parsed};
-use super::rewind::Rewind;
+use super::strict::Refusal;
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::graceful::Graceful;
 use crate::pipeline::{self, ClientInfo, Exchange, Proxy};
@@ -32,7 +33,7 @@ pub struct Limits {
 /// hyper's HTTP/1 server connection, once it has taken over.
 pub type HyperConn = Pin<Box<dyn Graceful<Output = Result<(), hyper::Error>> + Send>>;
 /// Builds it on a handed-over stream.
-pub type ToHyper<I> = Box<dyn FnOnce(Rewind<DeadlineIo<I>>) -> HyperConn + Send>;
+pub type ToHyper<I> = Box<dyn FnOnce(Gate<DeadlineIo<I>>) -> HyperConn + Send>;
 
 enum Ended<I> {
     Closed,
@@ -53,6 +54,7 @@ pub struct Connection<I> {
     stage: Stage<I>,
     flags: Arc<Flags>,
     to_hyper: Option<ToHyper<I>>,
+    limits: Limits,
 }
 
 enum Stage<I> {
@@ -79,6 +81,7 @@ where
             stage: Stage::Own(Box::pin(serving)),
             flags,
             to_hyper: Some(to_hyper),
+            limits,
         }
     }
 }
@@ -105,7 +108,13 @@ impl<I> Future for Connection<I> {
                                 this.stage = Stage::Done;
                                 continue;
                             };
-                            let mut conn = to_hyper(Rewind::new(read, io));
+                            let gate = Gate::new(
+                                read,
+                                io,
+                                this.limits.max_header_bytes,
+                                this.limits.max_headers,
+                            );
+                            let mut conn = to_hyper(gate);
                             if this.flags.draining.load(Ordering::Acquire) {
                                 conn.as_mut().graceful_shutdown();
                             }
@@ -149,8 +158,7 @@ where
             if !client.buf.is_empty() {
                 match client.head.parse(&client.buf, limits.max_headers) {
                     Parsed::Partial if client.buf.len() < limits.max_header_bytes => {}
-                    // Too large: hyper answers it.
-                    Parsed::Partial => break Parsed::Hyper,
+                    Parsed::Partial => break Parsed::Refused(Refusal::HeadTooLarge),
                     done => break done,
                 }
             }
@@ -163,8 +171,13 @@ where
                 }
             }
         };
-        if matches!(parsed, Parsed::Hyper) {
-            return handover(client);
+        match parsed {
+            Parsed::Hyper => return handover(client),
+            Parsed::Refused(refusal) => {
+                refuse(&mut client, info, refusal).await;
+                return close(client).await;
+            }
+            Parsed::Complete | Parsed::Partial => {}
         }
 
         // Phases: match, then choose. What this engine does not forward itself (no route,

@@ -15,6 +15,7 @@ use super::buffer::{self, read_more, BodyReads};
 use super::encode;
 use super::framing::BodyCursor;
 use super::head::{Framing, ParsedResponse, RequestHead, ResponseHead};
+use super::strict::Refusal;
 use crate::deadline::DeadlineIo;
 use crate::pipeline::{self, ClientInfo, Exchange, Failure, Transport, Undelivered};
 use crate::stats::UpstreamError;
@@ -155,6 +156,10 @@ where
             Err(Delivery::ClientGone) => Err(Undelivered::ClientGone),
             // A pooled connection the upstream had closed: the request never reached it.
             Err(Delivery::Stale) if conn.reused && self.resendable => Err(Undelivered::Stale),
+            // A fresh connection that failed before any answer: the upstream went away.
+            Err(Delivery::Stale) if self.resendable => {
+                Err(Undelivered::Unanswered(UpstreamError::Reset))
+            }
             Err(Delivery::Stale) => Err(Undelivered::Failed(UpstreamError::Reset)),
             Err(Delivery::Upstream(err)) => Err(Undelivered::Failed(err)),
         }
@@ -290,6 +295,15 @@ where
     } else {
         After::KeepAlive
     }
+}
+
+/// Answers a head the strict rules refuse; the connection closes after it.
+pub async fn refuse<I>(client: &mut ClientSide<I>, info: &ClientInfo, refusal: Refusal)
+where
+    I: AsyncRead + AsyncWrite + Unpin,
+{
+    tracing::debug!(client = %info.ip, cause = refusal.cause(), "request refused");
+    local(client, refusal.status(), refusal.cause(), true).await;
 }
 
 /// Answers the client with a response of weir's own.

@@ -1,7 +1,16 @@
 //! Where a body ends, found while its bytes pass through unchanged: a byte count, a chunked
 //! body's terminating zero chunk and trailers, or the upstream closing.
 
-use super::head::Framing;
+/// How a message's body is delimited on the wire; the bytes pass through unchanged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Framing {
+    #[default]
+    Empty,
+    Length(u64),
+    Chunked,
+    /// Until the upstream closes (responses only).
+    Close,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyError {
@@ -82,6 +91,8 @@ enum State {
     /// In a size line: hex digits, then maybe an extension, up to CR.
     #[default]
     Size,
+    /// Whitespace after the size (RFC 9112 §7.1.1's BWS): only `;` or the end may follow.
+    SizeSpace,
     Extension,
     SizeLf,
     Data,
@@ -108,7 +119,8 @@ impl Chunked {
             match self.state {
                 State::Size => match b {
                     b'\r' if self.digits > 0 => self.state = State::SizeLf,
-                    b';' | b' ' | b'\t' if self.digits > 0 => self.state = State::Extension,
+                    b';' if self.digits > 0 => self.state = State::Extension,
+                    b' ' | b'\t' if self.digits > 0 => self.state = State::SizeSpace,
                     _ => {
                         let digit = (b as char).to_digit(16).ok_or(BodyError::BadChunk)?;
                         self.digits += 1;
@@ -119,11 +131,20 @@ impl Chunked {
                         self.size = self.size << 4 | u64::from(digit);
                     }
                 },
-                State::Extension => {
-                    if b == b'\r' {
-                        self.state = State::SizeLf;
-                    }
-                }
+                State::SizeSpace => match b {
+                    b' ' | b'\t' => {}
+                    b';' => self.state = State::Extension,
+                    b'\r' => self.state = State::SizeLf,
+                    _ => return Err(BodyError::BadChunk),
+                },
+                // Passed through, not interpreted: but a line ends in CRLF only, and holds no
+                // control character, or parsers after weir could end it elsewhere.
+                State::Extension => match b {
+                    b'\r' => self.state = State::SizeLf,
+                    b'\t' => {}
+                    _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
+                    _ => {}
+                },
                 State::SizeLf => {
                     expect(b, b'\n')?;
                     self.state = if self.size == 0 {
@@ -152,17 +173,18 @@ impl Chunked {
                     self.digits = 0;
                 }
                 State::TrailerStart => {
-                    self.state = if b == b'\r' {
-                        State::FinalLf
-                    } else {
-                        State::Trailer
+                    self.state = match b {
+                        b'\r' => State::FinalLf,
+                        _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
+                        _ => State::Trailer,
                     };
                 }
-                State::Trailer => {
-                    if b == b'\r' {
-                        self.state = State::TrailerLf;
-                    }
-                }
+                State::Trailer => match b {
+                    b'\r' => self.state = State::TrailerLf,
+                    b'\t' => {}
+                    _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
+                    _ => {}
+                },
                 State::TrailerLf => {
                     expect(b, b'\n')?;
                     self.state = State::TrailerStart;
@@ -229,6 +251,9 @@ mod tests {
 
     #[test]
     fn broken_chunks_are_errors() {
+        // What stays allowed: whitespace before an extension, extensions passed through.
+        assert_eq!(body_len(b"3 ;a=b\r\nabc\r\n0\r\n\r\n", 4), Ok(18));
+        assert_eq!(body_len(b"3\t\r\nabc\r\n0\r\n\r\n", 4), Ok(14));
         for bad in [
             &b"x\r\n"[..],
             b"\r\n",
@@ -236,6 +261,12 @@ mod tests {
             b"3\nabc",
             b"11111111111111111\r\n",
             b"0\r\n\rX",
+            // Smuggling shapes: a line ended early for one parser and late for another.
+            b"3;ext\nabc\r\n",
+            b"3 x\r\nabc\r\n",
+            b"3;a\x00b\r\nabc\r\n",
+            b"0\r\nTrailer: a\nX: b\r\n\r\n",
+            b"0\r\n\n",
         ] {
             assert_eq!(
                 body_len(bad, bad.len()),

@@ -6,29 +6,14 @@ use std::ops::Range;
 
 use http::header::HeaderName;
 
-use crate::field::{is_fixed_token, tokens, Kind};
+pub use super::framing::Framing;
+use super::strict::{self, parse_length, Refusal, TargetForm};
+pub use crate::field::Field;
+use crate::field::{is_fixed_token, is_real_upgrade, tokens, Kind};
 use crate::table::Fields;
 
 /// Most fields a head may carry here; a larger head goes to hyper, which answers it.
 pub const MAX_FIELDS: usize = 128;
-
-#[derive(Clone, Debug)]
-pub struct Field {
-    pub name: Range<usize>,
-    pub value: Range<usize>,
-    pub kind: Kind,
-}
-
-/// How a message's body is delimited on the wire; the bytes pass through unchanged.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Framing {
-    #[default]
-    Empty,
-    Length(u64),
-    Chunked,
-    /// Until the upstream closes (responses only).
-    Close,
-}
 
 /// The fields both heads share, with the connection-level facts found while parsing.
 #[derive(Debug, Default)]
@@ -38,8 +23,6 @@ pub struct FieldList {
     pub close: bool,
     /// `Connection` names a field beyond the fixed hop-by-hop ones: it must not be forwarded.
     pub connection_names_fields: bool,
-    /// `Connection: upgrade`.
-    pub connection_upgrade: bool,
 }
 
 impl FieldList {
@@ -47,7 +30,6 @@ impl FieldList {
         self.fields.clear();
         self.close = false;
         self.connection_names_fields = false;
-        self.connection_upgrade = false;
         for h in parsed {
             let name = offset(base, h.name.as_bytes());
             let value = offset(base, h.value);
@@ -56,8 +38,6 @@ impl FieldList {
                 for token in tokens(&buf[value.clone()]) {
                     if token.eq_ignore_ascii_case(b"close") {
                         self.close = true;
-                    } else if token.eq_ignore_ascii_case(b"upgrade") {
-                        self.connection_upgrade = true;
                     } else if !is_fixed_token(token) {
                         self.connection_names_fields = true;
                     }
@@ -84,19 +64,15 @@ impl FieldList {
         }
     }
 
-    /// The body's framing from Content-Length and Transfer-Encoding. `None`: malformed or
-    /// ambiguous. Requests are held to the one plain shape each (a single Content-Length, or
-    /// a single `Transfer-Encoding: chunked`): anything else goes to hyper, so that no
-    /// request is framed one way here and another way upstream (request smuggling).
-    fn framing(&self, buf: &[u8], request: bool) -> Option<Framing> {
+    /// A response body's framing from Content-Length and Transfer-Encoding (RFC 9112 §6.3).
+    /// `None`: malformed or ambiguous. (Requests are held to stricter rules: `strict`.)
+    fn response_framing(&self, buf: &[u8]) -> Option<Framing> {
         let mut length: Option<u64> = None;
-        let (mut lengths, mut codings) = (0, 0);
+        let mut codings = 0;
         let mut chunked = false;
-        let mut only_chunked = false;
         for f in &self.fields {
             match f.kind {
                 Kind::ContentLength => {
-                    lengths += 1;
                     let n = parse_length(&buf[f.value.clone()])?;
                     if length.is_some_and(|l| l != n) {
                         return None;
@@ -105,18 +81,13 @@ impl FieldList {
                 }
                 Kind::TransferEncoding => {
                     codings += 1;
-                    let value = &buf[f.value.clone()];
                     // Only the last coding decides; `chunked` must be it.
-                    chunked = tokens(value)
+                    chunked = tokens(&buf[f.value.clone()])
                         .last()
                         .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
-                    only_chunked = value.trim_ascii().eq_ignore_ascii_case(b"chunked");
                 }
                 _ => {}
             }
-        }
-        if request && (lengths > 1 || codings > 1 || (codings == 1 && !only_chunked)) {
-            return None;
         }
         match (codings > 0, length) {
             (true, Some(_)) => None,
@@ -124,7 +95,6 @@ impl FieldList {
             (true, _) => Some(Framing::Close),
             (false, Some(0)) => Some(Framing::Empty),
             (false, Some(n)) => Some(Framing::Length(n)),
-            (false, None) if request => Some(Framing::Empty),
             (false, None) => Some(Framing::Close),
         }
     }
@@ -140,18 +110,24 @@ pub struct RequestHead {
     pub list: FieldList,
     pub host: Option<Range<usize>>,
     pub framing: Framing,
+    /// Upgrade names a protocol other than h2c: after a 101 the connection is a tunnel.
+    pub upgrade: bool,
 }
 
 pub enum Parsed {
     /// The head is complete: `RequestHead` describes it.
     Complete,
     Partial,
-    /// Malformed, too large, or a shape this engine leaves to hyper: HTTP/1.0, absolute-form,
-    /// CONNECT, Upgrade, Expect, gRPC, ambiguous framing.
+    /// Valid, but a shape this engine leaves to hyper: HTTP/1.0, absolute-form, CONNECT,
+    /// OPTIONS *, Upgrade, Expect, gRPC.
     Hyper,
+    /// Not a request weir forwards: answered with the refusal's status, then the connection
+    /// closes.
+    Refused(Refusal),
 }
 
 impl RequestHead {
+    /// Parses and checks a head by the rules of `strict`, the same for both engines.
     pub fn parse(&mut self, buf: &[u8], max_fields: usize) -> Parsed {
         let mut slots: [MaybeUninit<httparse::Header<'_>>; MAX_FIELDS] =
             [const { MaybeUninit::uninit() }; MAX_FIELDS];
@@ -159,39 +135,55 @@ impl RequestHead {
         let len = match req.parse_with_uninit_headers(buf, &mut slots) {
             Ok(httparse::Status::Complete(len)) => len,
             Ok(httparse::Status::Partial) => return Parsed::Partial,
-            Err(_) => return Parsed::Hyper,
+            Err(httparse::Error::TooManyHeaders) => return Parsed::Refused(Refusal::TooManyFields),
+            Err(_) => return Parsed::Refused(Refusal::Malformed),
         };
-        let (Some(method), Some(target), Some(1)) = (req.method, req.path, req.version) else {
-            return Parsed::Hyper;
-        };
-        if req.headers.len() > max_fields {
-            return Parsed::Hyper;
+        match self.check(buf, len, &req, max_fields) {
+            Ok(usual) if usual => Parsed::Complete,
+            Ok(_) => Parsed::Hyper,
+            Err(refusal) => Parsed::Refused(refusal),
         }
+    }
+
+    /// Fills the head in and applies every rule; `Ok(false)`: valid, but for hyper.
+    fn check(
+        &mut self,
+        buf: &[u8],
+        len: usize,
+        req: &httparse::Request<'_, '_>,
+        max_fields: usize,
+    ) -> Result<bool, Refusal> {
+        let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version)
+        else {
+            return Err(Refusal::Malformed);
+        };
+        strict::check_line_endings(&buf[..len])?;
+        if req.headers.len() > max_fields {
+            return Err(Refusal::TooManyFields);
+        }
+        let http11 = version == 1;
         let base = buf.as_ptr();
         self.len = len;
         self.method = offset(base, method.as_bytes());
         self.target = offset(base, target.as_bytes());
         self.list.fill(buf, base, req.headers);
-        self.host = None;
-        let mut unusual = !target.starts_with('/') || method == "CONNECT";
+        let (form, authority) = strict::target_form(method.as_bytes(), target.as_bytes())?;
+        let authority = authority.map(|r| &target.as_bytes()[r]);
+        self.host = strict::check_host(buf, &self.list.fields, http11, authority)?;
+        self.framing = strict::request_framing(buf, &self.list.fields, http11)?;
+        self.upgrade = false;
+        let mut unusual = !http11 || form != TargetForm::Origin;
         for f in &self.list.fields {
             match f.kind {
-                Kind::Host if self.host.is_some() => unusual = true,
-                Kind::Host => self.host = Some(f.value.clone()),
-                Kind::Upgrade | Kind::Expect => unusual = true,
+                Kind::Upgrade => self.upgrade |= is_real_upgrade(&buf[f.value.clone()]),
+                Kind::Expect => unusual = true,
                 Kind::ContentType => {
                     unusual |= buf[f.value.clone()].starts_with(b"application/grpc")
                 }
                 _ => {}
             }
         }
-        match self.list.framing(buf, true) {
-            Some(framing) if !unusual && !self.list.connection_upgrade => {
-                self.framing = framing;
-                Parsed::Complete
-            }
-            _ => Parsed::Hyper,
-        }
+        Ok(!unusual && !self.upgrade)
     }
 
     /// The path without the query, as routes match it.
@@ -273,7 +265,7 @@ impl ResponseHead {
         self.list.fill(buf, base, resp.headers);
         let bodiless =
             head_request || (100..200).contains(&status) || status == 204 || status == 304;
-        self.framing = match self.list.framing(buf, false) {
+        self.framing = match self.list.response_framing(buf) {
             None => return ParsedResponse::Malformed,
             Some(_) if bodiless => Framing::Empty,
             Some(f) => f,
@@ -289,17 +281,6 @@ fn offset(base: *const u8, part: &[u8]) -> Range<usize> {
     // httparse returns slices of the buffer it parsed.
     let start = (part.as_ptr() as usize).wrapping_sub(base as usize);
     start..start + part.len()
-}
-
-/// Digits only, as RFC 9110 §8.6 has it; no sign, no spaces inside, no overflow.
-fn parse_length(value: &[u8]) -> Option<u64> {
-    let digits = value.trim_ascii();
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |n, &d| {
-        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })
 }
 
 #[cfg(test)]
@@ -334,31 +315,54 @@ mod tests {
     }
 
     #[test]
-    fn bodies_are_framed_by_one_plain_field_or_left_to_hyper() {
+    fn bodies_are_framed_by_one_plain_field_or_refused() {
         let framing = |fields: &str| {
             let raw = format!("POST / HTTP/1.1\r\nHost: a\r\n{fields}\r\n");
             match request(raw.as_bytes()) {
-                (Parsed::Complete, head) => Some(head.framing),
-                _ => None,
+                (Parsed::Complete, head) => Ok(head.framing),
+                (Parsed::Refused(refusal), _) => Err(refusal),
+                _ => panic!("{fields:?} neither forwarded nor refused"),
             }
         };
-        assert_eq!(framing("Content-Length: 12\r\n"), Some(Framing::Length(12)));
-        assert_eq!(framing("Content-Length: 0\r\n"), Some(Framing::Empty));
+        assert_eq!(framing("Content-Length: 12\r\n"), Ok(Framing::Length(12)));
+        assert_eq!(framing("Content-Length: 0\r\n"), Ok(Framing::Empty));
         assert_eq!(
             framing("Transfer-Encoding: Chunked\r\n"),
-            Some(Framing::Chunked)
+            Ok(Framing::Chunked)
         );
-        assert_eq!(framing(""), Some(Framing::Empty));
-        for ambiguous in [
-            "Content-Length: 5\r\nContent-Length: 5\r\n",
-            "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
-            "Transfer-Encoding: gzip, chunked\r\n",
-            "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
-            "Transfer-Encoding: gzip\r\n",
-            "Content-Length: +5\r\n",
-            "Content-Length: 99999999999999999999999\r\n",
+        assert_eq!(framing(""), Ok(Framing::Empty));
+        for (fields, refusal) in [
+            (
+                "Content-Length: 5\r\nContent-Length: 5\r\n",
+                Refusal::BadLength,
+            ),
+            ("Content-Length: 5, 5\r\n", Refusal::BadLength),
+            (
+                "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+                Refusal::LengthAndChunked,
+            ),
+            (
+                "Transfer-Encoding: chunked\r\nContent-Length: 5\r\n",
+                Refusal::LengthAndChunked,
+            ),
+            (
+                "Transfer-Encoding: gzip, chunked\r\n",
+                Refusal::UnknownCoding,
+            ),
+            ("Transfer-Encoding: chunked, gzip\r\n", Refusal::BadCoding),
+            (
+                "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+                Refusal::BadCoding,
+            ),
+            ("Transfer-Encoding: gzip\r\n", Refusal::BadCoding),
+            ("Transfer-Encoding: \r\n", Refusal::BadCoding),
+            ("Content-Length: +5\r\n", Refusal::BadLength),
+            (
+                "Content-Length: 99999999999999999999999\r\n",
+                Refusal::BadLength,
+            ),
         ] {
-            assert_eq!(framing(ambiguous), None, "{ambiguous:?}");
+            assert_eq!(framing(fields), Err(refusal), "{fields:?}");
         }
     }
 
@@ -366,19 +370,88 @@ mod tests {
     fn unusual_requests_go_to_hyper() {
         for raw in [
             &b"GET / HTTP/1.0\r\nHost: a\r\n\r\n"[..],
+            b"GET / HTTP/1.0\r\n\r\n",
             b"GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n",
             b"CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n",
+            b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
             b"GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n",
             b"POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\n",
             b"POST / HTTP/1.1\r\nHost: a\r\nContent-Type: application/grpc\r\n\r\n",
-            b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
-            b"GET / HTTP/1.1\r\nbad header\r\n\r\n",
         ] {
             assert!(
                 matches!(request(raw).0, Parsed::Hyper),
                 "{}",
                 String::from_utf8_lossy(raw)
             );
+        }
+    }
+
+    #[test]
+    fn an_h2c_upgrade_is_served_as_plain_http1() {
+        let raw = b"GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\n\
+Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n";
+        let (parsed, head) = request(raw);
+        assert!(matches!(parsed, Parsed::Complete));
+        assert!(!head.upgrade);
+        // Nothing of the upgrade is forwarded.
+        for f in &head.list.fields {
+            let name = String::from_utf8_lossy(&raw[f.name.clone()]).to_ascii_lowercase();
+            let hop = head.list.is_hop_by_hop(raw, f);
+            assert_eq!(hop, name != "host", "{name}");
+        }
+    }
+
+    #[test]
+    fn hostile_heads_are_refused_with_their_reason() {
+        for (raw, refusal) in [
+            (&b"GET / HTTP/1.1\nHost: a\r\n\r\n"[..], Refusal::BareLf),
+            (b"GET / HTTP/1.1\r\nHost: a\n\r\n", Refusal::BareLf),
+            (b"GET / HTTP/1.1\r\n\r\n", Refusal::NoHost),
+            (
+                b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                Refusal::ManyHosts,
+            ),
+            (
+                b"GET / HTTP/1.1\r\nHost: a\r\nhost: a\r\n\r\n",
+                Refusal::ManyHosts,
+            ),
+            (b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n", Refusal::BadHost),
+            (b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", Refusal::BadHost),
+            (b"GET / HTTP/1.1\r\nHost: evil@a\r\n\r\n", Refusal::BadHost),
+            (
+                b"GET http://a/ HTTP/1.1\r\nHost: b\r\n\r\n",
+                Refusal::HostMismatch,
+            ),
+            (
+                b"GET http://u@a/ HTTP/1.1\r\nHost: a\r\n\r\n",
+                Refusal::BadTarget,
+            ),
+            (b"GET a/b HTTP/1.1\r\nHost: a\r\n\r\n", Refusal::BadTarget),
+            (b"GET /#x HTTP/1.1\r\nHost: a\r\n\r\n", Refusal::BadTarget),
+            (b"GET * HTTP/1.1\r\nHost: a\r\n\r\n", Refusal::BadTarget),
+            (
+                b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n",
+                Refusal::CodingInHttp10,
+            ),
+            (b"GET / HTTP/1.1\r\nbad header\r\n\r\n", Refusal::Malformed),
+            (b"GET / HTTP/1.1\r\nHost : a\r\n\r\n", Refusal::Malformed),
+            (
+                b"GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n",
+                Refusal::Malformed,
+            ),
+            (b"GET  / HTTP/1.1\r\nHost: a\r\n\r\n", Refusal::Malformed),
+            (b"GET / HTTP/2.0\r\nHost: a\r\n\r\n", Refusal::Malformed),
+            (
+                b"GET / HTTP/1.1\r\nHost: a\r\nX: a\x00b\r\n\r\n",
+                Refusal::Malformed,
+            ),
+        ] {
+            match request(raw).0 {
+                Parsed::Refused(got) => {
+                    assert_eq!(got, refusal, "{}", String::from_utf8_lossy(raw))
+                }
+                _ => panic!("not refused: {}", String::from_utf8_lossy(raw)),
+            }
         }
     }
 

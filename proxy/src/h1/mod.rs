@@ -4,20 +4,25 @@
 //! forwards most fields unchanged that was most of its user-space work per request. Here a
 //! head is parsed once (httparse) into offsets, routing reads fields in place, the other leg
 //! gets the same bytes less the hop-by-hop fields plus the forwarding ones, and bodies are
-//! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 1 KiB and grow only while a large body passes.
+//! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 1 KiB and
+//! grow only while a large body passes.
 //!
-//! It serves the common shape only: HTTP/1.1, origin-form, Content-Length or chunked, to a
-//! route whose endpoints all speak HTTP/1 and that mirrors nothing. Anything else — HTTP/1.0,
-//! Upgrade, Expect, gRPC, CONNECT, absolute-form, ambiguous framing, malformed or oversized
-//! heads, no route — hands the connection to hyper's server for the rest of its life, with the
-//! bytes already read put back in front.
+//! Every head is held to the strict rules (`strict`) first; a refused one is answered and the
+//! connection closed. The engine serves the common shape only: HTTP/1.1, origin-form,
+//! Content-Length or chunked, to a route whose endpoints all speak HTTP/1 and that mirrors
+//! nothing. Anything else that is valid — HTTP/1.0, Upgrade, Expect, gRPC, CONNECT, absolute-
+//! form, no route — hands the connection to hyper's server for the rest of its life, with the
+//! bytes already read put back in front, behind the `gate` that holds hyper's heads to the same
+//! rules.
 
 mod buffer;
 mod conn;
 mod encode;
 mod exchange;
 mod framing;
+pub mod gate;
 pub mod head;
-mod rewind;
+pub mod strict;
 
 pub use conn::{Connection, Limits, ToHyper};
+pub use framing::{BodyCursor, Framing};

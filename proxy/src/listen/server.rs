@@ -8,7 +8,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::StatusCode;
+use http::header::CONNECTION;
+use http::{HeaderValue, StatusCode};
 use http_body::{Body, Frame, SizeHint};
 use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
@@ -22,6 +23,8 @@ use super::spec::{Http1Engine, LimitsSpec};
 use super::tls::ReloadableTls;
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::{BoxError, ResponseBody};
+use crate::forward::local_response;
+use crate::h1::gate::{self, Gate};
 use crate::h1::{self, ToHyper};
 use crate::pipeline::{ClientInfo, Proxy};
 
@@ -228,6 +231,13 @@ impl Conn {
                     let conn = h1::Connection::new(io, deadline, conn_state, limits, to_hyper);
                     member.watch(conn).await
                 } else {
+                    let limits = builders.h1_limits;
+                    let io = Gate::new(
+                        Bytes::new(),
+                        io,
+                        limits.max_header_bytes,
+                        limits.max_headers,
+                    );
                     member
                         .watch(hyper_h1(&builders, io, deadline, conn_state))
                         .await
@@ -252,7 +262,8 @@ impl Conn {
     }
 }
 
-/// hyper's HTTP/1 server on a connection: every request through `Proxy::handle`.
+/// hyper's HTTP/1 server on a connection, behind the strict rules' gate: every request
+/// through the hyper engine, but for a head the gate refused, answered with its refusal.
 fn hyper_h1<J>(
     builders: &Builders,
     io: J,
@@ -268,6 +279,15 @@ where
         let state = state.clone();
         let deadline = deadline.clone();
         async move {
+            if let Some(refusal) = gate::refusal_of(req.headers()) {
+                let mut resp = local_response(refusal.status(), refusal.cause());
+                resp.headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+                return Ok(resp.map(|body| Served {
+                    body,
+                    next_head: None,
+                }));
+            }
             let resp = crate::forward::handle(&state.0, req, &state.1).await;
             // A switched protocol is a tunnel now: no more request heads.
             let next_head = (resp.status() != StatusCode::SWITCHING_PROTOCOLS)

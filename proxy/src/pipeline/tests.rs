@@ -229,3 +229,55 @@ fn both_engines_word_an_upstream_failure_alike() {
     assert_eq!(status.as_u16(), UpstreamError::Connect.status());
     assert_eq!(cause, "could not connect to upstream (stable backend)");
 }
+
+#[test]
+fn a_stale_connection_whose_replacement_cannot_connect_goes_to_the_other_side() {
+    // The canary was killed: its pooled connection is dead and a new one is refused.
+    let table = table(true, None);
+    let mut script = Script {
+        sends: VecDeque::from([Err(Undelivered::Stale), Ok(200)]),
+        connects: VecDeque::from([Ok(()), Err(UpstreamError::Connect)]),
+        ..Script::default()
+    };
+    let (result, on) = run(&table, &mut script);
+    assert_eq!((result, on), (Ok(200), Role::Canary));
+    assert_eq!(
+        script.log,
+        [
+            format!("connect pooled {STABLE}"),
+            format!("send {STABLE}"),
+            format!("connect fresh {STABLE}"),
+            format!("connect pooled {CANARY}"),
+            format!("send {CANARY}"),
+        ]
+    );
+}
+
+#[test]
+fn an_unanswered_idempotent_request_goes_to_the_other_side_once() {
+    let table = table(true, None);
+    let mut script = Script {
+        sends: VecDeque::from([Err(Undelivered::Unanswered(UpstreamError::Reset)), Ok(200)]),
+        ..Script::default()
+    };
+    let (result, on) = run(&table, &mut script);
+    assert_eq!((result, on), (Ok(200), Role::Canary));
+    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    assert_eq!(recorded(&exchange, Role::Stable), (1, 1, 0));
+
+    // Unanswered on both sides: the second is not sent a third time.
+    let table = self::table(true, None);
+    let mut script = Script {
+        sends: VecDeque::from([
+            Err(Undelivered::Unanswered(UpstreamError::Reset)),
+            Err(Undelivered::Unanswered(UpstreamError::Reset)),
+        ]),
+        ..Script::default()
+    };
+    let (result, _) = run(&table, &mut script);
+    assert_eq!(result, Err(Failure::Upstream(UpstreamError::Reset)));
+    assert_eq!(
+        script.log.iter().filter(|l| l.starts_with("send")).count(),
+        2
+    );
+}

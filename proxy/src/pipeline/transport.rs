@@ -1,7 +1,9 @@
 //! Phases 5 and 6, connect with the fallback and send with the timeout, written once over what
 //! an engine does with bytes (`Transport`). The rules:
 //! - a connect failure sent nothing, so the other side of the route may take the request —
-//!   once;
+//!   once, whether it was the first connect or one replacing a stale connection;
+//! - an idempotent request that got no byte of answer may go to the other side too (the
+//!   same once);
 //! - a pooled connection the upstream had closed (`Undelivered::Stale`) is replaced by a fresh
 //!   one, up to `STALE_RETRIES` times; the engine says when a request may go again;
 //! - the route's timeout covers all of it;
@@ -24,6 +26,9 @@ pub(crate) enum Undelivered {
     /// it is (the engine decides: hyper knows it never left; the byte engine needs a reused
     /// connection and a whole, idempotent request).
     Stale,
+    /// Sent, and the connection failed before a byte of answer; the engine can send the
+    /// request again as it is and the method is idempotent. It goes to the other side once.
+    Unanswered(UpstreamError),
     Failed(UpstreamError),
     ClientGone,
 }
@@ -76,44 +81,41 @@ async fn attempt<T: Transport>(
 ) -> Result<T::Answer, Failure> {
     let backend = exchange.backend;
     let mut endpoint = backend.pick();
-    let mut conn = match transport.connect(endpoint, false).await {
-        Ok(conn) => conn,
-        Err(err) => {
-            exchange.record_error(err);
-            // Nothing was sent: the other side of the route may take it.
-            if exchange.fall_back().is_none() {
-                return Err(Failure::Upstream(err));
-            }
-            let backend = exchange.backend;
-            endpoint = backend.pick();
-            match transport.connect(endpoint, false).await {
-                Ok(conn) => conn,
-                Err(err) => {
+    let mut fresh = false;
+    let mut fell_back = false;
+    let mut stale = 0;
+    loop {
+        let err = match transport.connect(endpoint, fresh).await {
+            // Nothing was sent: the other side of the route may take it, once.
+            Err(err) => err,
+            Ok(conn) => match transport.send(conn, exchange.started).await {
+                Ok(answer) => return Ok(answer),
+                Err(Undelivered::ClientGone) => return Err(Failure::ClientGone),
+                Err(Undelivered::Stale) if stale < STALE_RETRIES => {
+                    stale += 1;
+                    fresh = true;
+                    continue;
+                }
+                Err(Undelivered::Stale) => {
+                    exchange.record_error(UpstreamError::Reset);
+                    return Err(Failure::Upstream(UpstreamError::Reset));
+                }
+                // An idempotent request, whole, that got no byte of answer: RFC 9110 §9.2.2
+                // lets it be sent again, and the other side may answer it.
+                Err(Undelivered::Unanswered(err)) => err,
+                Err(Undelivered::Failed(err)) => {
                     exchange.record_error(err);
                     return Err(Failure::Upstream(err));
                 }
-            }
-        }
-    };
-    let mut stale = 0;
-    loop {
-        let err = match transport.send(conn, exchange.started).await {
-            Ok(answer) => return Ok(answer),
-            Err(Undelivered::ClientGone) => return Err(Failure::ClientGone),
-            Err(Undelivered::Stale) if stale < STALE_RETRIES => {
-                stale += 1;
-                match transport.connect(endpoint, true).await {
-                    Ok(fresh) => {
-                        conn = fresh;
-                        continue;
-                    }
-                    Err(err) => err,
-                }
-            }
-            Err(Undelivered::Stale) => UpstreamError::Reset,
-            Err(Undelivered::Failed(err)) => err,
+            },
         };
         exchange.record_error(err);
-        return Err(Failure::Upstream(err));
+        if fell_back || exchange.fall_back().is_none() {
+            return Err(Failure::Upstream(err));
+        }
+        fell_back = true;
+        let backend = exchange.backend;
+        endpoint = backend.pick();
+        fresh = false;
     }
 }

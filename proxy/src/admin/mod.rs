@@ -1,4 +1,7 @@
-//! The admin listener: /metrics for scrapers, /live and /ready for probes, /routes for people.
+//! The admin listener: /metrics for scrapers, /live and /ready for probes, /routes for people;
+//! the control plane's endpoints behind them. Every request passes `guard` first.
+
+pub mod guard;
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -48,13 +51,23 @@ pub trait AdminExtension: Send + Sync + 'static {
     }
 }
 
+/// Largest admin request head.
+const MAX_HEAD: usize = 16 * 1024;
+
 pub async fn serve_admin(
     listener: TcpListener,
     plane: Arc<DataPlane>,
     extension: Option<Arc<dyn AdminExtension>>,
     mut shutdown: Shutdown,
 ) {
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let loopback = listener.local_addr().is_ok_and(|a| a.ip().is_loopback());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // Admin requests are small: a head past this is refused by hyper (431).
+    builder.http1().max_buf_size(MAX_HEAD);
+    builder
+        .http2()
+        .max_header_list_size(MAX_HEAD as u32)
+        .max_concurrent_streams(64);
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -76,7 +89,21 @@ pub async fn serve_admin(
                     let plane = plane.clone();
                     let extension = extension.clone();
                     async move {
-                        Ok::<_, Infallible>(route(&plane, extension.as_deref(), peer, req).await)
+                        let resp = match guard::check(req.method(), req.headers(), loopback) {
+                            Ok(()) => route(&plane, extension.as_deref(), peer, req).await,
+                            Err(refused) => {
+                                tracing::warn!(
+                                    %peer,
+                                    method = %req.method(),
+                                    path = req.uri().path(),
+                                    reason = refused.reason,
+                                    "admin request refused"
+                                );
+                                let body = json!({"error": refused.reason});
+                                reply(refused.status, "application/json", format!("{body}\n"))
+                            }
+                        };
+                        Ok::<_, Infallible>(resp)
                     }
                 }),
             )
