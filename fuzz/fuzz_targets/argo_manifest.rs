@@ -1,5 +1,5 @@
 //! The Argo Rollouts manifest loader (Rollouts, AnalysisTemplates) on arbitrary text: manifests,
-//! or errors that each say where; never a panic. Lint runs on what loads.
+//! or errors that each say where; never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -10,9 +10,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let file = std::path::Path::new("rollout.yaml");
     match weir_control::argo::load_str(text, file) {
-        Ok(manifests) => {
-            let _ = weir_control::argo::lint(&manifests);
-        }
+        Ok(_) => {}
         Err(errors) => assert!(!errors.to_string().is_empty()),
     }
 });
