@@ -28,7 +28,7 @@ use super::strict::Refusal;
 /// The header of the sentinel request.
 pub static REFUSED: HeaderName = HeaderName::from_static("x-weir-refused");
 
-/// Reads from the client are asked for this much room at least.
+/// Reads for a head that arrives in pieces are given this much room.
 const READ_ROOM: usize = 8 * 1024;
 
 /// Random per process, so that no client can send a sentinel of its own.
@@ -65,19 +65,22 @@ enum State {
     Body(BodyCursor),
     /// Unexamined from here on (a possible tunnel, or a body whose chunks hyper will refuse).
     Open,
-    /// The sentinel is handed over; then end of stream.
+    /// A head was refused: the sentinel is handed over, then nothing more.
     Refused,
 }
 
 /// The client's stream as hyper reads it. Writes pass straight through.
 pub struct Gate<I> {
     io: I,
-    /// Read from the client and not yet handed to hyper.
-    pending: BytesMut,
-    /// How many of `pending`'s first bytes are examined and may go to hyper.
+    /// Read from the client and not yet handed to hyper: part of a head still arriving, or
+    /// what hyper had no room for, or the sentinel.
+    held: BytesMut,
+    /// How many of `held`'s first bytes are examined and may go to hyper.
     ready: usize,
     state: State,
     head: RequestHead,
+    /// Refused, and its sentinel not yet put in `held`.
+    refusal: Option<Refusal>,
     max_header_bytes: usize,
     max_headers: usize,
 }
@@ -88,46 +91,45 @@ impl<I> Gate<I> {
     pub fn new(read: Bytes, io: I, max_header_bytes: usize, max_headers: usize) -> Self {
         Gate {
             io,
-            pending: BytesMut::from(&read[..]),
+            held: BytesMut::from(&read[..]),
             ready: 0,
             state: State::Head,
             head: RequestHead::default(),
+            refusal: None,
             max_header_bytes,
             max_headers,
         }
     }
 
-    /// Examines what is pending as far as it can; true when something became ready.
-    fn examine(&mut self) -> bool {
-        let unexamined = self.pending.len() - self.ready;
-        if unexamined == 0 {
-            return false;
-        }
-        match &mut self.state {
-            State::Open => self.ready = self.pending.len(),
-            State::Refused => return false,
-            State::Body(cursor) => {
-                match cursor.take(&self.pending[self.ready..]) {
-                    Ok(n) => self.ready += n,
+    /// Examines `bytes`, the next on the wire after all examined so far: how many of them may
+    /// go to hyper now. After a refusal, `state` is `Refused` and the rest must not go.
+    fn scan(&mut self, bytes: &[u8]) -> usize {
+        let mut at = 0;
+        while at < bytes.len() {
+            match &mut self.state {
+                State::Open => return bytes.len(),
+                State::Refused => return at,
+                State::Body(cursor) => match cursor.take(&bytes[at..]) {
+                    Ok(n) => {
+                        at += n;
+                        if cursor.is_done() {
+                            self.state = State::Head;
+                        } else if n == 0 {
+                            return at;
+                        }
+                    }
                     // hyper frames the body too, and refuses it.
                     Err(_) => {
                         self.state = State::Open;
-                        self.ready = self.pending.len();
-                        return true;
+                        return bytes.len();
                     }
-                }
-                if matches!(cursor, BodyCursor::Done) {
-                    self.state = State::Head;
-                }
-            }
-            State::Head => {
-                let at = self.ready;
-                let parsed = self.head.parse(&self.pending[at..], self.max_headers);
-                match parsed {
+                },
+                State::Head => match self.head.parse(&bytes[at..], self.max_headers) {
                     Parsed::Complete | Parsed::Hyper => {
-                        self.ready += self.head.len;
-                        let method = &self.pending[at..][self.head.method.clone()];
-                        self.state = if self.head.upgrade || method == b"CONNECT" {
+                        let method = &bytes[at..][self.head.method.clone()];
+                        let tunnel = self.head.upgrade || method == b"CONNECT";
+                        at += self.head.len;
+                        self.state = if tunnel {
                             State::Open
                         } else {
                             match BodyCursor::new(self.head.framing) {
@@ -136,22 +138,31 @@ impl<I> Gate<I> {
                             }
                         };
                     }
-                    Parsed::Partial if unexamined < self.max_header_bytes => return false,
-                    Parsed::Partial => self.refuse(Refusal::HeadTooLarge),
-                    Parsed::Refused(refusal) => self.refuse(refusal),
-                }
+                    Parsed::Partial if bytes.len() - at < self.max_header_bytes => return at,
+                    Parsed::Partial => return self.refuse(at, Refusal::HeadTooLarge),
+                    Parsed::Refused(refusal) => return self.refuse(at, refusal),
+                },
             }
         }
-        true
+        at
     }
 
-    /// Everything from the refused head on is dropped; the sentinel takes its place.
-    fn refuse(&mut self, refusal: Refusal) {
+    fn refuse(&mut self, at: usize, refusal: Refusal) -> usize {
         tracing::debug!(cause = refusal.cause(), "request refused");
-        self.pending.truncate(self.ready);
-        self.pending.extend_from_slice(&sentinel(refusal));
-        self.ready = self.pending.len();
         self.state = State::Refused;
+        self.refusal = Some(refusal);
+        at
+    }
+
+    /// After a refusal: the first `keep` held bytes still go, then the sentinel, then nothing.
+    fn hold_sentinel(&mut self, keep: usize) -> bool {
+        let Some(refusal) = self.refusal.take() else {
+            return false;
+        };
+        self.held.truncate(keep);
+        self.held.extend_from_slice(&sentinel(refusal));
+        self.ready = self.held.len();
+        true
     }
 }
 
@@ -165,13 +176,10 @@ impl<I: AsyncRead + Unpin> AsyncRead for Gate<I> {
         loop {
             if this.ready > 0 {
                 let n = this.ready.min(out.remaining());
-                out.put_slice(&this.pending[..n]);
-                this.pending.advance(n);
+                out.put_slice(&this.held[..n]);
+                this.held.advance(n);
                 this.ready -= n;
                 return Poll::Ready(Ok(()));
-            }
-            if this.examine() {
-                continue;
             }
             if matches!(this.state, State::Refused) {
                 // Nothing more, ever: hyper answers the sentinel and closes (it says
@@ -179,20 +187,44 @@ impl<I: AsyncRead + Unpin> AsyncRead for Gate<I> {
                 // sentinel unanswered.
                 return Poll::Pending;
             }
-            // More bytes from the client.
-            let old = this.pending.len();
-            this.pending.resize(old + READ_ROOM, 0);
-            let mut room = ReadBuf::new(&mut this.pending[old..]);
-            let polled = Pin::new(&mut this.io).poll_read(cx, &mut room);
-            let n = room.filled().len();
-            this.pending.truncate(old + n);
-            ready!(polled)?;
-            if n == 0 {
-                // The client closed: a partial head goes to hyper as it is, which reports it.
-                this.state = State::Open;
-                if this.pending.is_empty() {
+            if this.held.is_empty() {
+                // The common case: read straight into hyper's buffer and examine the bytes
+                // there; keep back only what cannot go yet.
+                let before = out.filled().len();
+                ready!(Pin::new(&mut this.io).poll_read(cx, out))?;
+                let got = out.filled().len() - before;
+                if got == 0 {
+                    return Poll::Ready(Ok(())); // the client closed
+                }
+                let ok = this.scan(&out.filled()[before..]);
+                if !this.hold_sentinel(0) && ok < got {
+                    this.held.extend_from_slice(&out.filled()[before + ok..]);
+                }
+                out.set_filled(before + ok);
+                if ok > 0 {
                     return Poll::Ready(Ok(()));
                 }
+                continue;
+            }
+            // Part of a head is held: examine it with whatever arrives next.
+            let held = std::mem::take(&mut this.held);
+            let ok = this.scan(&held);
+            this.held = held;
+            if this.hold_sentinel(ok) || ok > 0 {
+                this.ready = this.ready.max(ok);
+                continue;
+            }
+            let old = this.held.len();
+            this.held.resize(old + READ_ROOM, 0);
+            let mut room = ReadBuf::new(&mut this.held[old..]);
+            let polled = Pin::new(&mut this.io).poll_read(cx, &mut room);
+            let n = room.filled().len();
+            this.held.truncate(old + n);
+            ready!(polled)?;
+            if n == 0 {
+                // The client closed mid-head: it goes to hyper as it is, which reports it.
+                this.state = State::Open;
+                this.ready = this.held.len();
             }
         }
     }
@@ -292,6 +324,44 @@ GET /c HTTP/1.1\r\nHost: a\r\n\r\n";
         let input = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 14\r\n\r\nGET /x\nHost:\n\
 GET / HTTP/1.1\r\nHost: a\r\n\r\n";
         assert_eq!(through(input).await, input.to_vec());
+    }
+
+    #[tokio::test]
+    async fn heads_arriving_in_pieces_pass_whole_and_bad_ones_still_refuse() {
+        let good = b"POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc\
+GET /b HTTP/1.1\r\nHost: a\r\n\r\n";
+        let bad = b"GET /c HTTP/1.1\r\nHost: a\nX: 1\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n";
+        let (mut client, server) = tokio::io::duplex(64);
+        let mut gate = Gate::new(Bytes::new(), server, 8192, 100);
+        let writer = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for piece in good.chunks(5).chain(bad.chunks(5)) {
+                client.write_all(piece).await.unwrap_or_default();
+                tokio::task::yield_now().await;
+            }
+            client
+        });
+        let mut out = Vec::new();
+        loop {
+            // A small buffer, as hyper's may be at times.
+            let mut chunk = [0u8; 7];
+            let wait = std::time::Duration::from_millis(200);
+            match tokio::time::timeout(wait, gate.read(&mut chunk)).await {
+                Ok(Ok(n)) if n > 0 => out.extend_from_slice(&chunk[..n]),
+                _ => break,
+            }
+        }
+        let _client = writer.await;
+        assert!(out.starts_with(good), "{}", String::from_utf8_lossy(&out));
+        let rest = String::from_utf8_lossy(&out[good.len()..]).into_owned();
+        assert!(
+            rest.starts_with("GET / HTTP/1.1\r\nhost: weir.invalid"),
+            "{rest}"
+        );
+        assert!(
+            !rest.contains("smuggled") && !rest.contains("/c "),
+            "{rest}"
+        );
     }
 
     #[test]
