@@ -125,7 +125,7 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>, every: u64) -> Option
     )
     .await;
     let mut web = RouteSpec::new("web", BackendSpec::new([stable.addr.to_string()]));
-    web.canary = Some(BackendSpec::new([canary.addr.to_string()]));
+    web.set_canary(Some(BackendSpec::new([canary.addr.to_string()])));
     let base = TableSpec { routes: vec![web] };
 
     let plane = DataPlane::new();

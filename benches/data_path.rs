@@ -31,7 +31,7 @@ fn spec(sticky: bool) -> TableSpec {
                 BackendSpec::new(["127.0.0.1:9001", "127.0.0.1:9002"]),
             );
             r.hosts = vec![host.to_string()];
-            r.path_prefix = prefix.to_string();
+            r.matches[0].path = weir_proxy::table::spec::PathMatch::Prefix(prefix.to_string());
             routes.push(r);
         }
     }
@@ -40,9 +40,9 @@ fn spec(sticky: bool) -> TableSpec {
         BackendSpec::new(["127.0.0.1:9001", "127.0.0.1:9002"]),
     );
     web.hosts = vec!["shop.example.com".into()];
-    web.path_prefix = "/cart".into();
-    web.canary = Some(BackendSpec::new(["127.0.0.1:9101"]));
-    web.canary_weight_bp = 2000;
+    web.matches[0].path = weir_proxy::table::spec::PathMatch::Prefix("/cart".into());
+    web.set_canary(Some(BackendSpec::new(["127.0.0.1:9101"])));
+    web.set_canary_weight_bp(2000);
     web.header_routes = vec![HeaderRouteSpec {
         name: "testers".into(),
         matches: vec![HeaderMatchSpec {
@@ -97,9 +97,9 @@ fn route_raw<'t>(table: &'t RouteTable, head: &RequestHead) -> &'t Backend {
         list: &head.list,
     };
     let route = table
-        .find(head.host(buf), head.target(buf), &fields)
+        .find(head.host(buf), head.method(buf), head.target(buf), &fields)
         .unwrap();
-    let backend = route.backend(route.choose(&fields));
+    let backend = route.backend(route.choose(&fields).unwrap());
     black_box(backend.pick());
     backend
 }
@@ -114,12 +114,13 @@ fn match_and_pick(c: &mut Criterion) {
                 let route = table
                     .find(
                         Some(black_box(&b"shop.example.com"[..])),
+                        b"GET",
                         black_box(&b"/cart/items"[..]),
                         &h,
                     )
                     .unwrap();
-                let role = route.choose(&h);
-                black_box(route.backend(role).pick());
+                let chosen = route.choose(&h).unwrap();
+                black_box(route.backend(chosen).pick());
             })
         });
     }
@@ -132,7 +133,7 @@ fn match_and_pick(c: &mut Criterion) {
 
 fn record(c: &mut Criterion) {
     let table = compiler().compile(&spec(false)).unwrap();
-    let backend = &table.route("web").unwrap().stable;
+    let backend = table.route("web").unwrap().backend(0);
     // As the data path builds it: one clock read per request, for the latency and the live
     // window's second alike.
     let started = Instant::now() - Duration::from_micros(420);
@@ -147,11 +148,12 @@ fn record(c: &mut Criterion) {
             let route = table
                 .find(
                     Some(black_box(&b"shop.example.com"[..])),
+                    b"GET",
                     black_box(&b"/cart/items"[..]),
                     &h,
                 )
                 .unwrap();
-            let backend = route.backend(route.choose(&h));
+            let backend = route.backend(route.choose(&h).unwrap());
             black_box(backend.pick());
             backend.stats.record(black_box(&outcome()));
         })

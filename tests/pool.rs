@@ -49,7 +49,7 @@ async fn upstream_connections_are_reused_then_evicted_when_idle() {
     );
 
     let table = plane.table.load();
-    let endpoint = &table.route("web").unwrap().stable.endpoints()[0];
+    let endpoint = &table.route("web").unwrap().backend(0).endpoints()[0];
     assert_eq!(endpoint.idle_count(), 1);
     assert_eq!(endpoint.evict_idle(), 0, "a fresh idle connection stays");
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -18,12 +18,12 @@ use weir_proxy::DataPlane;
 
 fn table(stable: &str, canary: &str, weight_bp: u16, extra_route: bool) -> TableSpec {
     let mut web = RouteSpec::new("web", BackendSpec::new([stable]));
-    web.canary = Some(BackendSpec::new([canary]));
-    web.canary_weight_bp = weight_bp;
+    web.set_canary(Some(BackendSpec::new([canary])));
+    web.set_canary_weight_bp(weight_bp);
     let mut routes = vec![web];
     if extra_route {
         let mut other = RouteSpec::new("other", BackendSpec::new([canary]));
-        other.path_prefix = "/other".into();
+        other.matches[0].path = weir_proxy::table::spec::PathMatch::Prefix("/other".into());
         routes.push(other);
     }
     TableSpec { routes }

@@ -9,8 +9,8 @@ use common::TempDir;
 use weir_control::config::{self, load};
 use weir_proxy::listen::spec::{AdminSpec, LimitsSpec, ServerTlsSpec};
 use weir_proxy::table::spec::{
-    Balance, HeaderMatchSpec, HeaderRouteSpec, MirrorSpec, StickySpec, Target, UpstreamProtocol,
-    UpstreamTlsSpec, ValueMatch,
+    Balance, HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec, PathMatch, StickySpec,
+    Target, UpstreamProtocol, UpstreamTlsSpec, ValueMatch,
 };
 
 const FULL: &str = r#"
@@ -111,9 +111,10 @@ fn full_example_loads_and_converts() {
     let api = &routes[0];
     assert_eq!(api.name, "api");
     assert_eq!(api.hosts, ["api.example.com", "*.example.com"]);
-    assert_eq!(api.path_prefix, "/api");
+    assert_eq!(api.matches.len(), 1);
+    assert_eq!(api.matches[0].path, PathMatch::Prefix("/api".into()));
     assert_eq!(
-        api.headers,
+        api.matches[0].headers,
         [
             header("x-tenant", ValueMatch::Exact("blue".into())),
             header("x-env", ValueMatch::Prefix("prod".into())),
@@ -121,9 +122,9 @@ fn full_example_loads_and_converts() {
         ]
     );
     assert_eq!(api.timeout, Some(Duration::from_secs(30)));
-    assert_eq!(api.canary_weight_bp, 1250);
+    assert_eq!(api.canary_weight_bp(), 1250);
 
-    let stable = &api.stable;
+    let stable = &api.stable().unwrap();
     assert_eq!(stable.addresses, ["127.0.0.1:9001", "127.0.0.1:9002"]);
     assert_eq!(stable.balance, Balance::LeastRequest);
     assert_eq!(stable.protocol, UpstreamProtocol::Http2);
@@ -146,7 +147,7 @@ fn full_example_loads_and_converts() {
         "built-in default"
     );
 
-    let canary = api.canary.as_ref().expect("canary");
+    let canary = api.canary().expect("canary");
     assert_eq!(canary.addresses, ["[::1]:9101", "canary.internal:9102"]);
     assert_eq!(canary.balance, Balance::RoundRobin);
     assert_eq!(canary.protocol, UpstreamProtocol::Http1);
@@ -178,6 +179,7 @@ fn full_example_loads_and_converts() {
         api.mirror,
         Some(MirrorSpec {
             name: "shadow".into(),
+            to: "canary".into(),
             percent_bp: 1000,
             matches: vec![header("x-mirror", ValueMatch::Prefix("yes".into()))],
             rules: Vec::new(),
@@ -185,8 +187,8 @@ fn full_example_loads_and_converts() {
     );
 
     let web = &routes[1];
-    assert_eq!(web.canary_weight_bp, 2000);
-    assert_eq!(web.path_prefix, "/");
+    assert_eq!(web.canary_weight_bp(), 2000);
+    assert_eq!(web.matches, [MatchSpec::prefix("/")]);
     assert!(web.hosts.is_empty());
     assert_eq!(web.sticky, Some(StickySpec::Header("x-user-id".into())));
     assert_eq!(web.timeout, None);
@@ -205,11 +207,20 @@ routes:
     assert_eq!(config.admin, AdminSpec::default());
     assert_eq!(config.limits, LimitsSpec::default());
     let route = &config.table.routes[0];
-    assert_eq!(route.canary, None);
-    assert_eq!(route.canary_weight_bp, 0);
-    assert_eq!(route.stable.connect_timeout, Duration::from_secs(2));
-    assert_eq!(route.stable.response_timeout, Duration::from_secs(30));
-    assert_eq!(route.stable.pool_idle_timeout, Duration::from_secs(60));
+    assert_eq!(route.canary().cloned(), None);
+    assert_eq!(route.canary_weight_bp(), 0);
+    assert_eq!(
+        route.stable().unwrap().connect_timeout,
+        Duration::from_secs(2)
+    );
+    assert_eq!(
+        route.stable().unwrap().response_timeout,
+        Duration::from_secs(30)
+    );
+    assert_eq!(
+        route.stable().unwrap().pool_idle_timeout,
+        Duration::from_secs(60)
+    );
 }
 
 #[test]

@@ -54,7 +54,7 @@ async fn assert_quiet(results: &mut Results) {
 }
 
 fn weight(config: &Config) -> u16 {
-    config.table.routes[0].canary_weight_bp
+    config.table.routes[0].canary_weight_bp()
 }
 
 #[tokio::test]

@@ -47,7 +47,7 @@ fn slice(name: &str, service: &str, endpoints: &[(&str, bool)]) -> Value {
 
 fn base() -> TableSpec {
     let mut other = RouteSpec::new("other", BackendSpec::new(["127.0.0.1:2"]));
-    other.path_prefix = "/other".into();
+    other.matches[0].path = weir_proxy::table::spec::PathMatch::Prefix("/other".into());
     TableSpec {
         routes: vec![
             RouteSpec::new("web", BackendSpec::new(["127.0.0.1:1"])),
@@ -140,8 +140,7 @@ impl Running {
 }
 
 fn canary_addrs(r: &RouteSpec) -> Vec<String> {
-    r.canary
-        .as_ref()
+    r.canary()
         .map(|c| c.addresses.clone())
         .unwrap_or_default()
 }
@@ -163,10 +162,13 @@ async fn kube_live_fixture_weights_are_relative_to_their_sum() {
     // canary 20 / stable 60 → 25 %.
     let r = t
         .until(Duration::from_secs(5), "first table", |r| {
-            r.canary_weight_bp == 2500
+            r.canary_weight_bp() == 2500
         })
         .await;
-    assert_eq!(r.stable.addresses, ["10.0.0.1:8080", "10.0.0.2:8080"]);
+    assert_eq!(
+        r.stable().unwrap().addresses,
+        ["10.0.0.1:8080", "10.0.0.2:8080"]
+    );
     assert_eq!(canary_addrs(&r), ["10.0.1.1:8080"]);
     // The other route is the base config's, untouched.
     let table = t.plane.table.load();
@@ -193,7 +195,7 @@ async fn kube_weight_change_is_followed_within_a_second() {
     )
     .await;
     t.until(Duration::from_secs(5), "first table", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     let mut rollout = fixture("canary_canary-rollout5.yaml");
@@ -201,20 +203,20 @@ async fn kube_weight_change_is_followed_within_a_second() {
     let changed = Instant::now();
     t.cluster.apply(rollout.clone());
     t.until(Duration::from_secs(1), "50 %", |r| {
-        r.canary_weight_bp == 5000
+        r.canary_weight_bp() == 5000
     })
     .await;
     assert!(changed.elapsed() < Duration::from_secs(1));
     set_weights(&mut rollout, 5, 15);
     t.cluster.apply(rollout.clone());
     t.until(Duration::from_secs(1), "5 of 20 = 25 %", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     set_weights(&mut rollout, 100, 0);
     t.cluster.apply(rollout);
     t.until(Duration::from_secs(1), "100 %", |r| {
-        r.canary_weight_bp == 10_000
+        r.canary_weight_bp() == 10_000
     })
     .await;
 }
@@ -229,7 +231,7 @@ async fn kube_abort_sends_canary_to_zero() {
     )
     .await;
     t.until(Duration::from_secs(5), "first table", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     let mut rollout = fixture("canary_canary-rollout5.yaml");
@@ -238,10 +240,13 @@ async fn kube_abort_sends_canary_to_zero() {
     t.cluster.apply(rollout);
     let r = t
         .until(Duration::from_secs(1), "abort → 0", |r| {
-            r.canary_weight_bp == 0
+            r.canary_weight_bp() == 0
         })
         .await;
-    assert_eq!(r.stable.addresses, ["10.0.0.1:8080", "10.0.0.2:8080"]);
+    assert_eq!(
+        r.stable().unwrap().addresses,
+        ["10.0.0.1:8080", "10.0.0.2:8080"]
+    );
 }
 
 #[tokio::test]
@@ -259,10 +264,10 @@ async fn kube_aborted_live_fixture_routes_to_stable() {
     let t = run_with(c, cfg).await;
     let r = t
         .until(Duration::from_secs(5), "aborted → stable only", |r| {
-            r.stable.addresses == ["10.0.0.7:8080"]
+            r.stable().unwrap().addresses == ["10.0.0.7:8080"]
         })
         .await;
-    assert_eq!(r.canary_weight_bp, 0);
+    assert_eq!(r.canary_weight_bp(), 0);
 }
 
 #[tokio::test]
@@ -278,10 +283,10 @@ async fn kube_rollout_without_weights_routes_all_to_stable() {
     // canary Service's endpoints (none here) and weight 0.
     let r = t
         .until(Duration::from_secs(5), "first table", |r| {
-            r.canary_weight_bp == 0 && t.handle.applied().is_some()
+            r.canary_weight_bp() == 0 && t.handle.applied().is_some()
         })
         .await;
-    assert_eq!(r.stable.addresses, ["127.0.0.1:1"]);
+    assert_eq!(r.stable().unwrap().addresses, ["127.0.0.1:1"]);
 }
 
 #[tokio::test]
@@ -303,10 +308,10 @@ async fn kube_blue_green_live_fixture_sends_all_to_active() {
     .await;
     let r = t
         .until(Duration::from_secs(5), "active", |r| {
-            r.stable.addresses == ["10.0.5.1:8080"]
+            r.stable().unwrap().addresses == ["10.0.5.1:8080"]
         })
         .await;
-    assert_eq!(r.canary_weight_bp, 0);
+    assert_eq!(r.canary_weight_bp(), 0);
     assert_eq!(canary_addrs(&r), ["10.0.6.1:8080"]);
 }
 
@@ -320,7 +325,7 @@ async fn kube_deleted_rollout_falls_back_to_stable() {
     )
     .await;
     t.until(Duration::from_secs(5), "first table", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     assert!(t
@@ -328,11 +333,14 @@ async fn kube_deleted_rollout_falls_back_to_stable() {
         .delete("argoproj.io/v1alpha1", "Rollout", NS, WEIGHTED));
     let r = t
         .until(Duration::from_secs(1), "deleted → stable", |r| {
-            r.canary_weight_bp == 0
+            r.canary_weight_bp() == 0
         })
         .await;
-    assert_eq!(r.stable.addresses, ["10.0.0.1:8080", "10.0.0.2:8080"]);
-    assert!(r.canary.is_none());
+    assert_eq!(
+        r.stable().unwrap().addresses,
+        ["10.0.0.1:8080", "10.0.0.2:8080"]
+    );
+    assert!(r.canary().is_none());
 }
 
 #[tokio::test]
@@ -345,7 +353,7 @@ async fn kube_endpoint_slice_changes_swap_the_table() {
     )
     .await;
     t.until(Duration::from_secs(5), "first table", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     let before = t.generation();
@@ -362,10 +370,10 @@ async fn kube_endpoint_slice_changes_swap_the_table() {
     ));
     let r = t
         .until(Duration::from_secs(1), "new stable endpoints", |r| {
-            r.stable.addresses == ["10.0.0.1:8080", "10.0.0.3:8080"]
+            r.stable().unwrap().addresses == ["10.0.0.1:8080", "10.0.0.3:8080"]
         })
         .await;
-    assert_eq!(r.canary_weight_bp, 2500);
+    assert_eq!(r.canary_weight_bp(), 2500);
     assert!(t.generation() > before);
     // The canary loses its only ready endpoint: its share goes to stable.
     t.cluster.apply(slice(
@@ -374,9 +382,11 @@ async fn kube_endpoint_slice_changes_swap_the_table() {
         &[("10.0.1.1", false)],
     ));
     let r = t
-        .until(Duration::from_secs(1), "no canary", |r| r.canary.is_none())
+        .until(Duration::from_secs(1), "no canary", |r| {
+            r.canary().is_none()
+        })
         .await;
-    assert_eq!(r.canary_weight_bp, 0);
+    assert_eq!(r.canary_weight_bp(), 0);
     // Every stable endpoint gone: nothing sensible to apply, the last table stays.
     let gen = t.generation();
     t.cluster
@@ -405,7 +415,7 @@ async fn kube_api_outage_keeps_the_table_and_catches_up() {
     )
     .await;
     t.until(Duration::from_secs(5), "first table", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     let gen = t.generation();
@@ -456,7 +466,7 @@ async fn kube_api_outage_keeps_the_table_and_catches_up() {
     t.server = Some(server);
     // Each watch re-lists on its own: wait for both to have caught up.
     t.until(Duration::from_secs(3), "caught up", |r| {
-        r.canary_weight_bp == 4000 && canary_addrs(r) == ["10.0.1.1:8080", "10.0.1.2:8080"]
+        r.canary_weight_bp() == 4000 && canary_addrs(r) == ["10.0.1.1:8080", "10.0.1.2:8080"]
     })
     .await;
     let start = Instant::now();
@@ -479,7 +489,7 @@ async fn kube_gone_triggers_a_relist() {
     )
     .await;
     t.until(Duration::from_secs(5), "first table", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     let lists = t.cluster.lists("rollouts");
@@ -498,7 +508,7 @@ async fn kube_gone_triggers_a_relist() {
     set_weights(&mut rollout, 1, 9);
     t.cluster.apply(rollout);
     t.until(Duration::from_secs(2), "10 %", |r| {
-        r.canary_weight_bp == 1000
+        r.canary_weight_bp() == 1000
     })
     .await;
 }
@@ -513,7 +523,7 @@ async fn kube_malformed_object_keeps_its_last_good_version() {
     )
     .await;
     t.until(Duration::from_secs(5), "first table", |r| {
-        r.canary_weight_bp == 2500
+        r.canary_weight_bp() == 2500
     })
     .await;
     let mut rollout = fixture("canary_canary-rollout5.yaml");
@@ -534,7 +544,7 @@ async fn kube_malformed_object_keeps_its_last_good_version() {
     set_weights(&mut rollout, 3, 1);
     t.cluster.apply(rollout);
     t.until(Duration::from_secs(1), "readable again", |r| {
-        r.canary_weight_bp == 7500
+        r.canary_weight_bp() == 7500
     })
     .await;
 }
@@ -574,20 +584,20 @@ async fn kube_traffic_split_v1alpha1_quantities() {
     .await;
     let r = t
         .until(Duration::from_secs(5), "500m of 2", |r| {
-            r.canary_weight_bp == 2500
+            r.canary_weight_bp() == 2500
         })
         .await;
     assert_eq!(canary_addrs(&r), ["10.0.1.1:8080"]);
     t.cluster
         .apply(traffic_split("v1alpha1", json!("1"), json!("0.5")));
     t.until(Duration::from_secs(1), "1 of 1.5", |r| {
-        r.canary_weight_bp == 6667
+        r.canary_weight_bp() == 6667
     })
     .await;
     t.cluster
         .apply(traffic_split("v1alpha1", json!("100"), json!("0")));
     t.until(Duration::from_secs(1), "all canary", |r| {
-        r.canary_weight_bp == 10_000
+        r.canary_weight_bp() == 10_000
     })
     .await;
 }
@@ -600,12 +610,12 @@ async fn kube_traffic_split_v1alpha3_integers() {
     )
     .await;
     t.until(Duration::from_secs(5), "10 %", |r| {
-        r.canary_weight_bp == 1000
+        r.canary_weight_bp() == 1000
     })
     .await;
     t.cluster
         .apply(traffic_split("v1alpha3", json!(0), json!(100)));
-    t.until(Duration::from_secs(1), "0 %", |r| r.canary_weight_bp == 0)
+    t.until(Duration::from_secs(1), "0 %", |r| r.canary_weight_bp() == 0)
         .await;
     // A v1alpha1 object is another API version: not watched.
     assert_eq!(t.cluster.lists("trafficsplits"), 1);

@@ -11,8 +11,8 @@ use weir_proxy::h1::head::{HeadFields, Parsed, RequestHead};
 use weir_proxy::pipeline::{match_route, Exchange};
 use weir_proxy::stats::{LiveStats, Metrics};
 use weir_proxy::table::spec::{
-    BackendSpec, HeaderMatchSpec, HeaderRouteSpec, RouteSpec, StickySpec, TableSpec, Target,
-    ValueMatch,
+    BackendSpec, HeaderMatchSpec, HeaderRouteSpec, MatchSpec, PathMatch, QueryMatchSpec, RouteSpec,
+    StickySpec, TableSpec, Target, ValueMatch,
 };
 use weir_proxy::table::{Compiler, RouteTable};
 use weir_proxy::upstream::Upstreams;
@@ -36,11 +36,11 @@ fn table() -> &'static RouteTable {
             if !host.is_empty() {
                 r.hosts = vec![host.to_string()];
             }
-            r.path_prefix = prefix.to_string();
-            r.canary = Some(BackendSpec::new(["127.0.0.1:10"]));
-            r.canary_weight_bp = 2500;
+            r.matches[0].path = PathMatch::Prefix(prefix.to_string());
+            r.set_canary(Some(BackendSpec::new(["127.0.0.1:10"])));
+            r.set_canary_weight_bp(2500);
             if i == 1 {
-                r.headers = vec![HeaderMatchSpec {
+                r.matches[0].headers = vec![HeaderMatchSpec {
                     name: "x-version".into(),
                     value: ValueMatch::Regex("^v[0-9]+$".into()),
                 }];
@@ -56,6 +56,19 @@ fn table() -> &'static RouteTable {
                     target: Target::Canary,
                 }];
                 r.sticky = Some(StickySpec::Header("x-user".into()));
+            }
+            if i == 4 {
+                // HTTPRoute shapes: an exact path with a method, a regex path with a query rule.
+                let mut exact = MatchSpec::prefix("/");
+                exact.path = PathMatch::Exact("/login".into());
+                exact.method = Some("POST".into());
+                let mut regex = MatchSpec::prefix("/");
+                regex.path = PathMatch::Regex("/v[0-9]+/.*".into());
+                regex.query = vec![QueryMatchSpec {
+                    name: "beta".into(),
+                    value: ValueMatch::Exact("1".into()),
+                }];
+                r.matches.extend([exact, regex]);
             }
             routes.push(r);
         }
@@ -80,7 +93,8 @@ fuzz_target!(|data: &[u8]| {
         buf: data,
         list: &head.list,
     };
-    let raw = match_route(table, head.host(data), head.target(data), &fields);
+    let method = &data[head.method.clone()];
+    let raw = match_route(table, head.host(data), method, head.target(data), &fields);
     if let Some(route) = raw {
         let _ = Exchange::choose(route, &fields);
     }
@@ -95,7 +109,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if map.len() == head.list.fields.len() {
-        let mapped = match_route(table, head.host(data), head.target(data), &map);
+        let mapped = match_route(table, head.host(data), method, head.target(data), &map);
         assert_eq!(
             raw.map(|r| &r.name),
             mapped.map(|r| &r.name),

@@ -15,27 +15,34 @@ pub struct TableSpec {
     pub routes: Vec<RouteSpec>,
 }
 
+/// The backend names a rollout's route uses; a metric's `backend` label is the backend's name,
+/// so queries and templates written for `stable` and `canary` keep working.
+pub const STABLE: &str = "stable";
+pub const CANARY: &str = "canary";
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct RouteSpec {
     /// Unique name; used as the `route` label in metrics and live windows.
     pub name: String,
     /// Exact hosts and `*.suffix` wildcards; empty matches any host.
     pub hosts: Vec<String>,
-    /// Path prefix; the longest matching prefix wins. Defaults to "/".
-    pub path_prefix: String,
-    /// Every rule must match for the route to match.
-    pub headers: Vec<HeaderMatchSpec>,
-    pub stable: BackendSpec,
-    /// A route without a canary sends everything to stable.
-    pub canary: Option<BackendSpec>,
-    /// Canary share in basis points (0..=10000). 0 sends nothing to canary, exactly.
-    pub canary_weight_bp: u16,
+    /// A request matches the route when it matches any one of these (an HTTPRoute rule's
+    /// `matches`). Never empty once compiled; `MatchSpec::default()` is "every path".
+    pub matches: Vec<MatchSpec>,
+    /// Where requests go, each with a weight relative to the sum of all weights. Weight 0
+    /// sends nothing; when every weight is 0 the route answers 500. A rollout's route has
+    /// `stable` first and `canary` second (`RouteSpec::canary_weight_bp`).
+    pub backends: Vec<WeightedBackend>,
     /// Argo's setHeaderRoute: first matching rule decides the backend, whatever the weight.
     pub header_routes: Vec<HeaderRouteSpec>,
     pub sticky: Option<StickySpec>,
     pub mirror: Option<MirrorSpec>,
     /// Deadline for the whole request (headers of the response); None = no deadline.
     pub timeout: Option<Duration>,
+    /// Applied to the request before it is forwarded (HTTPRoute RequestHeaderModifier).
+    pub request_headers: HeaderEdits,
+    /// Applied to every response of the route (HTTPRoute ResponseHeaderModifier on a rule).
+    pub response_headers: HeaderEdits,
 }
 
 impl RouteSpec {
@@ -44,16 +51,166 @@ impl RouteSpec {
         RouteSpec {
             name: name.into(),
             hosts: Vec::new(),
-            path_prefix: "/".to_string(),
-            headers: Vec::new(),
-            stable,
-            canary: None,
-            canary_weight_bp: 0,
+            matches: vec![MatchSpec::default()],
+            backends: vec![WeightedBackend::new(STABLE, MAX_WEIGHT_BP.into(), stable)],
             header_routes: Vec::new(),
             sticky: None,
             mirror: None,
             timeout: None,
+            request_headers: HeaderEdits::default(),
+            response_headers: HeaderEdits::default(),
         }
+    }
+
+    /// The backend called `name`.
+    pub fn backend(&self, name: &str) -> Option<&BackendSpec> {
+        self.weighted(name).map(|b| &b.spec)
+    }
+
+    pub fn backend_mut(&mut self, name: &str) -> Option<&mut BackendSpec> {
+        self.backends
+            .iter_mut()
+            .find(|b| b.name == name)
+            .map(|b| &mut b.spec)
+    }
+
+    pub fn weighted(&self, name: &str) -> Option<&WeightedBackend> {
+        self.backends.iter().find(|b| b.name == name)
+    }
+
+    /// A rollout's route: its `stable` backend.
+    pub fn stable(&self) -> Option<&BackendSpec> {
+        self.backend(STABLE)
+    }
+
+    /// A rollout's route: its `canary` backend.
+    pub fn canary(&self) -> Option<&BackendSpec> {
+        self.backend(CANARY)
+    }
+
+    /// Adds, replaces or (with None) removes the `canary` backend, keeping its weight.
+    pub fn set_canary(&mut self, canary: Option<BackendSpec>) {
+        match (canary, self.backends.iter().position(|b| b.name == CANARY)) {
+            (Some(spec), Some(i)) => self.backends[i].spec = spec,
+            (Some(spec), None) => self.backends.push(WeightedBackend::new(CANARY, 0, spec)),
+            (None, Some(i)) => {
+                self.backends.remove(i);
+            }
+            (None, None) => {}
+        }
+    }
+
+    /// The `canary` backend's share of the weights, in basis points (0 without one).
+    pub fn canary_weight_bp(&self) -> u16 {
+        let total: u64 = self.backends.iter().map(|b| u64::from(b.weight)).sum();
+        match self.weighted(CANARY) {
+            Some(c) if total > 0 => (u64::from(c.weight) * u64::from(MAX_WEIGHT_BP) / total) as u16,
+            _ => 0,
+        }
+    }
+
+    /// A rollout's split: `canary` gets `bp`, `stable` the rest (values over 100 % are left
+    /// for compilation to refuse). Other backends, if any, keep their weights.
+    pub fn set_canary_weight_bp(&mut self, bp: u16) {
+        for b in &mut self.backends {
+            match b.name.as_str() {
+                CANARY => b.weight = u32::from(bp),
+                STABLE => b.weight = u32::from(MAX_WEIGHT_BP.saturating_sub(bp)),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// One way a request can match a route: every part given must hold.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MatchSpec {
+    pub path: PathMatch,
+    /// Every rule must match; header names are case-insensitive.
+    pub headers: Vec<HeaderMatchSpec>,
+    /// Every rule must match; parameter names are case-sensitive (Gateway API).
+    pub query: Vec<QueryMatchSpec>,
+    /// Upper-case method name, e.g. `GET`.
+    pub method: Option<String>,
+}
+
+impl Default for MatchSpec {
+    fn default() -> Self {
+        MatchSpec::prefix("/")
+    }
+}
+
+impl MatchSpec {
+    pub fn prefix(prefix: impl Into<String>) -> Self {
+        MatchSpec {
+            path: PathMatch::Prefix(prefix.into()),
+            headers: Vec::new(),
+            query: Vec::new(),
+            method: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum PathMatch {
+    /// Whole segments: `/api` matches `/api` and `/api/x`, not `/apix`.
+    Prefix(String),
+    Exact(String),
+    /// Anchored at both ends, matched against the path without its query.
+    Regex(String),
+}
+
+impl PathMatch {
+    pub fn value(&self) -> &str {
+        match self {
+            PathMatch::Prefix(s) | PathMatch::Exact(s) | PathMatch::Regex(s) => s,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryMatchSpec {
+    pub name: String,
+    pub value: ValueMatch,
+}
+
+/// A weighted backend of a route.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WeightedBackend {
+    /// The `backend` label of its metrics, and what header routes and mirrors name.
+    pub name: String,
+    /// Relative to the sum of the route's weights.
+    pub weight: u32,
+    pub spec: BackendSpec,
+    /// Applied to responses from this backend only (an HTTPRoute backendRef's filter: how
+    /// Flagger sets its session-affinity cookie).
+    pub response_headers: HeaderEdits,
+}
+
+impl WeightedBackend {
+    pub fn new(name: impl Into<String>, weight: u32, spec: BackendSpec) -> Self {
+        WeightedBackend {
+            name: name.into(),
+            weight,
+            spec,
+            response_headers: HeaderEdits::default(),
+        }
+    }
+}
+
+/// Header edits, applied in the order remove, set, add (HTTPRoute's HTTPHeaderFilter).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HeaderEdits {
+    /// Replaces every value of the field.
+    pub set: Vec<(String, String)>,
+    /// Appends one more value.
+    pub add: Vec<(String, String)>,
+    pub remove: Vec<String>,
+}
+
+impl HeaderEdits {
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.add.is_empty() && self.remove.is_empty()
     }
 }
 
@@ -130,6 +287,16 @@ pub enum Target {
     Canary,
 }
 
+impl Target {
+    /// The backend it names.
+    pub fn backend(self) -> &'static str {
+        match self {
+            Target::Stable => STABLE,
+            Target::Canary => CANARY,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct HeaderRouteSpec {
     pub name: String,
@@ -147,7 +314,9 @@ pub enum StickySpec {
 #[derive(Clone, Debug, PartialEq)]
 pub struct MirrorSpec {
     pub name: String,
-    /// Share of matching requests copied to canary, in basis points.
+    /// The backend of the route that receives the copies (`canary` for a rollout's mirror).
+    pub to: String,
+    /// Share of matching requests copied, in basis points.
     pub percent_bp: u16,
     /// All must match; empty mirrors every request of the route.
     pub matches: Vec<HeaderMatchSpec>,

@@ -2,7 +2,7 @@
 
 use weir_proxy::table::spec::{
     BackendSpec, HeaderMatchSpec, HeaderRouteSpec, MirrorRule, MirrorSpec, TableSpec, Target,
-    ValueMatch,
+    ValueMatch, CANARY, STABLE,
 };
 
 use super::machine::Traffic;
@@ -24,17 +24,22 @@ pub fn compose(base: &TableSpec, route: &str, traffic: &Traffic) -> TableSpec {
         return table;
     };
     if traffic.promoted {
-        if let Some(canary) = r.canary.take() {
-            r.stable = canary;
+        // The canary's version is stable now: it takes stable's place and all the traffic.
+        if let Some(canary) = r.canary().cloned() {
+            if let Some(stable) = r.backend_mut(STABLE) {
+                *stable = canary;
+            }
+            r.set_canary(None);
         }
-        r.canary_weight_bp = 0;
+        r.set_canary_weight_bp(0);
         return table;
     }
-    r.canary_weight_bp = if r.canary.is_some() {
+    let weight_bp = if r.canary().is_some() {
         traffic.weight_bp
     } else {
         0
     };
+    r.set_canary_weight_bp(weight_bp);
     let mut managed: Vec<HeaderRouteSpec> = traffic
         .header_routes
         .iter()
@@ -55,6 +60,7 @@ pub fn compose(base: &TableSpec, route: &str, traffic: &Traffic) -> TableSpec {
     if let Some((name, percent_bp, matches)) = &traffic.mirror {
         r.mirror = Some(MirrorSpec {
             name: name.clone(),
+            to: CANARY.to_string(),
             percent_bp: *percent_bp,
             matches: Vec::new(),
             rules: matches
@@ -83,7 +89,7 @@ pub fn revision(base: &TableSpec, route: &str) -> String {
         .routes
         .iter()
         .find(|r| r.name == route)
-        .and_then(|r| r.canary.as_ref());
+        .and_then(|r| r.canary());
     match canary {
         None => String::new(),
         Some(c) => {
@@ -107,7 +113,7 @@ mod tests {
 
     fn base() -> TableSpec {
         let mut web = RouteSpec::new("web", BackendSpec::new(["10.0.0.1:80"]));
-        web.canary = Some(BackendSpec::new(["10.0.0.2:80"]));
+        web.set_canary(Some(BackendSpec::new(["10.0.0.2:80"])));
         let other = RouteSpec::new("other", BackendSpec::new(["10.0.0.3:80"]));
         TableSpec {
             routes: vec![web, other],
@@ -129,7 +135,7 @@ mod tests {
             promoted: false,
         };
         let table = compose(&base(), "web", &t);
-        assert_eq!(table.routes[0].canary_weight_bp, 2500);
+        assert_eq!(table.routes[0].canary_weight_bp(), 2500);
         assert_eq!(table.routes[0].header_routes[0].matches[0].name, "x-canary");
         assert_eq!(table.routes[1], base().routes[1]);
     }
@@ -144,16 +150,19 @@ mod tests {
                 ..Traffic::default()
             },
         );
-        assert_eq!(table.routes[0].stable.addresses, vec!["10.0.0.2:80"]);
-        assert_eq!(table.routes[0].canary, None);
-        assert_eq!(table.routes[0].canary_weight_bp, 0);
+        assert_eq!(
+            table.routes[0].stable().unwrap().addresses,
+            vec!["10.0.0.2:80"]
+        );
+        assert_eq!(table.routes[0].canary().cloned(), None);
+        assert_eq!(table.routes[0].canary_weight_bp(), 0);
     }
 
     #[test]
     fn revision_follows_the_canary_backend() {
         let b = base();
         let mut changed = base();
-        changed.routes[0].canary = Some(BackendSpec::new(["10.0.0.9:80"]));
+        changed.routes[0].set_canary(Some(BackendSpec::new(["10.0.0.9:80"])));
         assert_ne!(revision(&b, "web"), revision(&changed, "web"));
         assert_eq!(revision(&b, "other"), "");
     }

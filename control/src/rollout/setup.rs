@@ -36,7 +36,7 @@ pub fn prepare(cfg: &RolloutConfig, table: &TableSpec) -> Result<(Plan, RolloutS
                 plan.rollout.name
             ))
         }
-        Some(r) if r.canary.is_none() => {
+        Some(r) if r.canary().is_none() => {
             return Err(format!(
                 "rollout: route {route:?} has no canary backend for Rollout {:?} to roll out",
                 plan.rollout.name

@@ -19,7 +19,7 @@ use crate::forward::body::ResponseBody;
 use crate::listen::Shutdown;
 use crate::plane::DataPlane;
 use crate::table::RouteTable;
-use crate::table_spec::{BackendSpec, RouteSpec, StickySpec, Target, ValueMatch};
+use crate::table_spec::{BackendSpec, PathMatch, RouteSpec, StickySpec, ValueMatch, STABLE};
 
 /// A request the data plane's admin does not know, handed to the control plane.
 pub struct AdminRequest {
@@ -205,23 +205,56 @@ fn route_json(r: &RouteSpec) -> serde_json::Value {
             })
             .collect()
     };
+    let first = r.matches.first();
+    let total: u64 = r.backends.iter().map(|b| u64::from(b.weight)).sum();
     json!({
         "name": r.name,
-        "match": {"hosts": r.hosts, "path_prefix": r.path_prefix, "headers": rules(&r.headers)},
-        "stable": backend_json(&r.stable),
-        "canary": r.canary.as_ref().map(backend_json),
-        "canary_weight": r.canary_weight_bp as f64 / 100.0,
+        // The first match, in the config file's shape; every match is under `matches`.
+        "match": {
+            "hosts": r.hosts,
+            "path_prefix": first.and_then(|m| match &m.path {
+                PathMatch::Prefix(p) => Some(p),
+                _ => None,
+            }),
+            "headers": first.map(|m| rules(&m.headers)),
+        },
+        "matches": r.matches.iter().map(|m| json!({
+            "path": match &m.path {
+                PathMatch::Prefix(p) => json!({"prefix": p}),
+                PathMatch::Exact(p) => json!({"exact": p}),
+                PathMatch::Regex(p) => json!({"regex": p}),
+            },
+            "method": m.method,
+            "headers": rules(&m.headers),
+            "query": m.query.iter().map(|q| {
+                let mut v = value_json(&q.value);
+                v["name"] = json!(q.name);
+                v
+            }).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "stable": r.backend(STABLE).map(backend_json),
+        "canary": r.canary().map(backend_json),
+        "canary_weight": r.canary_weight_bp() as f64 / 100.0,
+        "backends": r.backends.iter().map(|b| {
+            let mut v = backend_json(&b.spec);
+            v["name"] = json!(b.name);
+            v["weight"] = json!(b.weight);
+            // The share of requests it is given, in percent of the route's.
+            v["share"] = json!(if total == 0 { 0.0 } else { b.weight as f64 * 100.0 / total as f64 });
+            v
+        }).collect::<Vec<_>>(),
         "header_routes": r.header_routes.iter().map(|h| json!({
             "name": h.name,
             "match": rules(&h.matches),
-            "backend": match h.target { Target::Stable => "stable", Target::Canary => "canary" },
+            "backend": h.target.backend(),
         })).collect::<Vec<_>>(),
         "sticky": r.sticky.as_ref().map(|s| match s {
             StickySpec::Cookie(c) => json!({"cookie": c}),
             StickySpec::Header(h) => json!({"header": h}),
         }),
         "mirror": r.mirror.as_ref().map(|m| json!({
-            "name": m.name, "percent": m.percent_bp as f64 / 100.0, "match": rules(&m.matches),
+            "name": m.name, "to": m.to, "percent": m.percent_bp as f64 / 100.0,
+            "match": rules(&m.matches),
             "rules": m.rules.iter().map(|rule| json!({
                 "method": rule.method.as_ref().map(value_json),
                 "path": rule.path.as_ref().map(value_json),

@@ -1,4 +1,5 @@
-//! Argo's setMirrorRoute: a share of matching requests is also sent to canary, fire-and-forget.
+//! Argo's setMirrorRoute and HTTPRoute's RequestMirror: a share of matching requests is also
+//! sent to one backend of the route (a rollout's canary), fire-and-forget.
 //! The copy runs in its own task, bounded in number; its answer is read and thrown away.
 
 use std::sync::Arc;
@@ -11,7 +12,6 @@ use tokio::sync::{mpsc, Semaphore};
 
 use super::body::RequestBody;
 use super::shape_for_upstream;
-use crate::stats::Role;
 use crate::table::Route;
 
 /// Frames buffered for a mirror before it is dropped for being slow.
@@ -25,9 +25,7 @@ pub(super) fn start(
     in_flight: &Arc<Semaphore>,
     body_is_empty: bool,
 ) -> Option<Option<mpsc::Sender<Bytes>>> {
-    if !route.should_mirror(&parts.method, parts.uri.path(), &parts.headers) {
-        return None;
-    }
+    let to = route.mirror_to(&parts.method, parts.uri.path(), &parts.headers)?;
     let Ok(permit) = in_flight.clone().try_acquire_owned() else {
         tracing::debug!(route = %route.name, "mirror skipped: too many in flight");
         return None;
@@ -45,7 +43,7 @@ pub(super) fn start(
     let route = route.clone();
     tokio::spawn(async move {
         let _permit = permit;
-        let endpoint = route.backend(Role::Canary).pick().clone();
+        let endpoint = route.backend(to).pick().clone();
         let lease = match endpoint.checkout(false).await {
             Ok(lease) => lease,
             Err(err) => {

@@ -41,14 +41,22 @@ pub async fn handle(
     let host = host_of(&req);
 
     // Match.
-    let path = req.uri().path().as_bytes();
+    let target = req
+        .uri()
+        .path_and_query()
+        .map_or(b"/".as_slice(), |p| p.as_str().as_bytes());
     let host_bytes = host.as_ref().map(HeaderValue::as_bytes);
-    let Some(route) = pipeline::match_route(&table, host_bytes, path, req.headers()) else {
+    let method = req.method().as_str().as_bytes();
+    let Some(route) = pipeline::match_route(&table, host_bytes, method, target, req.headers())
+    else {
         return local_response(StatusCode::NOT_FOUND, "no route matches this request");
     };
 
     // Choose.
-    let mut exchange = Exchange::choose(route, req.headers());
+    let Some(mut exchange) = Exchange::choose(route, req.headers()) else {
+        let (status, cause) = pipeline::NO_WEIGHT;
+        return local_response(status, cause);
+    };
 
     // Rewrite for the upstream leg.
     let upgrade = req.version() == Version::HTTP_11 && headers::is_upgrade(req.headers());
@@ -56,6 +64,7 @@ pub async fn handle(
     let (mut parts, incoming) = req.into_parts();
     let wants_trailers = headers::strip_hop_by_hop(&mut parts.headers, upgrade);
     headers::add_forwarded(&mut parts.headers, client, host.as_ref());
+    route.request_edits.apply(&mut parts.headers);
 
     // Mirror: a copy to canary that never delays or changes the client's answer (never for
     // an upgrade: a tunnel cannot be copied).
@@ -71,7 +80,7 @@ pub async fn handle(
     };
     // A bodiless idempotent request that the upstream drops unanswered may go to the other
     // side (RFC 9110 §9.2.2): its head is kept for that, where there is another side.
-    let again = (route.canary.is_some()
+    let again = (route.has_fallback()
         && !upgrade
         && parts.method.is_idempotent()
         && incoming.is_end_stream_hint())
@@ -269,6 +278,9 @@ fn respond(
     let mut outcome = exchange.response_outcome(parts.status.as_u16());
     let switching = parts.status == StatusCode::SWITCHING_PROTOCOLS;
     headers::strip_hop_by_hop(&mut parts.headers, switching);
+    // The route's edits, then those of the backend that answered.
+    exchange.route.response_edits.apply(&mut parts.headers);
+    exchange.backend.response_edits.apply(&mut parts.headers);
 
     let grpc = parts
         .headers

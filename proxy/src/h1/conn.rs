@@ -191,14 +191,18 @@ where
         let found = pipeline::match_route(
             &table,
             client.head.host(&client.buf),
+            client.head.method(&client.buf),
             client.head.target(&client.buf),
             &fields,
         );
         let Some(route) = found.filter(|r| r.h1_passthrough) else {
             return handover(client);
         };
+        // A route with no weight anywhere: hyper answers it.
+        let Some(mut chosen) = Exchange::choose(route, &fields) else {
+            return handover(client);
+        };
         deadline.clear();
-        let mut chosen = Exchange::choose(route, &fields);
 
         // The rest of the phases, as bytes.
         let closing = flags.draining.load(Ordering::Acquire);

@@ -186,7 +186,6 @@ impl RequestHead {
         Ok(!unusual && !self.upgrade)
     }
 
-    /// The path without the query, as routes match it.
     /// The origin-form target, query included: routing matches path prefixes on it as it is.
     /// Routing reads bytes, so nothing here is checked as UTF-8.
     pub fn target<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
@@ -197,8 +196,12 @@ impl RequestHead {
         buf.get(self.host.clone()?)
     }
 
+    pub fn method<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
+        &buf[self.method.clone()]
+    }
+
     pub fn is_head(&self, buf: &[u8]) -> bool {
-        &buf[self.method.clone()] == b"HEAD"
+        self.method(buf) == b"HEAD"
     }
 }
 

@@ -6,35 +6,39 @@ use std::time::Instant;
 
 use http::StatusCode;
 
-use crate::stats::{Outcome, Role, UpstreamError};
+use crate::stats::{Outcome, UpstreamError};
 use crate::table::{Backend, Fields, Route};
 
 pub struct Exchange<'r> {
     pub route: &'r Route,
-    /// The side the split chose.
-    pub role: Role,
-    /// The side the request is on now: `role`'s backend, or the other after a failed connect.
+    /// The backend the split chose (its index in the route).
+    pub chosen: usize,
+    /// The backend the request is on now: the chosen one, or another after a failed connect.
+    pub at: usize,
     pub backend: &'r Backend,
     /// When the current attempt began: the latency recorded is measured from here.
     pub started: Instant,
 }
 
 impl<'r> Exchange<'r> {
-    /// Phase 2, choose: header route, then the sticky bucket, then the split.
-    pub fn choose<F: Fields + ?Sized>(route: &'r Route, fields: &F) -> Self {
-        let role = route.choose(fields);
-        Exchange {
+    /// Phase 2, choose: header route, then the sticky bucket, then the split. None when no
+    /// backend of the route has weight: the engine answers [`NO_WEIGHT`].
+    pub fn choose<F: Fields + ?Sized>(route: &'r Route, fields: &F) -> Option<Self> {
+        let chosen = route.choose(fields)?;
+        Some(Exchange {
             route,
-            role,
-            backend: route.backend(role),
+            chosen,
+            at: chosen,
+            backend: route.backend(chosen),
             started: Instant::now(),
-        }
+        })
     }
 
-    /// Moves the request to the other side of the route, for the one retry after a failed
-    /// connect; `None` when the route has no other side.
+    /// Moves the request to another backend of the route, for the one retry after a failed
+    /// connect; `None` when the route has no other.
     pub(crate) fn fall_back(&mut self) -> Option<()> {
-        self.backend = self.route.fallback(self.backend.role)?;
+        self.at = self.route.fallback(self.at)?;
+        self.backend = self.route.backend(self.at);
         self.started = Instant::now();
         Some(())
     }
@@ -53,6 +57,12 @@ impl<'r> Exchange<'r> {
         self.record(&Outcome::error(err, self.started.elapsed()));
     }
 }
+
+/// What a route whose backends all have weight 0 answers (Gateway API: 500).
+pub const NO_WEIGHT: (StatusCode, &str) = (
+    StatusCode::INTERNAL_SERVER_ERROR,
+    "no backend of this route has weight",
+);
 
 /// Why a request got no response from an upstream; recorded already when it is returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,11 +85,7 @@ impl Failure {
             ),
             Failure::Upstream(err) => (
                 StatusCode::from_u16(err.status()).unwrap_or(StatusCode::BAD_GATEWAY),
-                format!(
-                    "{} ({} backend)",
-                    failure_cause(err),
-                    exchange.backend.role.as_str()
-                ),
+                format!("{} ({} backend)", failure_cause(err), exchange.backend.name),
             ),
             // Nobody reads it; an engine closes the connection instead.
             Failure::ClientGone => (

@@ -3,14 +3,18 @@
 //! HTTP/1 as bytes, `crate::forward` goes through hyper (HTTP/2, upgrades, gRPC, mirrors) —
 //! and each calls these phases in this order:
 //!
-//! 1. **match** — [`match_route`]: host, target and fields to a route of the table in force;
-//! 2. **choose** — [`Exchange::choose`]: header route, then sticky bucket, then the split;
-//! 3. **mirror** — the hyper engine's (`Route::should_mirror` decides); a route that mirrors is
+//! 1. **match** — [`match_route`]: host, method, target and fields to a route of the table in
+//!    force, by Gateway API precedence;
+//! 2. **choose** — [`Exchange::choose`]: header route, then sticky bucket, then the weighted
+//!    split over the route's backends (none with weight: [`NO_WEIGHT`], 500);
+//! 3. **mirror** — the hyper engine's (`Route::mirror_to` decides); a route that mirrors is
 //!    never forwarded as bytes (`Route::h1_passthrough`), so the rule lives in one engine;
 //! 4. **rewrite headers** — by the one classification in `crate::field`: hop-by-hop fields
 //!    go, X-Forwarded-For is appended to, X-Forwarded-Proto and -Host state what weir saw;
+//!    a route's header edits (request, response, per backend) are the hyper engine's, for
+//!    the same reason as mirrors;
 //! 5. **connect with the fallback**, 6. **send with the timeout** — [`forward`], over the
-//!    engine's [`Transport`]: a connect failure goes to the other side once, a stale pooled
+//!    engine's [`Transport`]: a connect failure goes to another backend once, a stale pooled
 //!    connection is replaced, the route's deadline covers it all;
 //! 7. **record** — every attempt against the backend it went to ([`Exchange::record`]);
 //!    a failure answered in the same words by both engines ([`Failure`]).
@@ -26,7 +30,7 @@ use std::sync::Arc;
 use http::HeaderValue;
 use tokio::sync::Semaphore;
 
-pub use exchange::{Exchange, Failure};
+pub use exchange::{Exchange, Failure, NO_WEIGHT};
 pub(crate) use transport::{forward, Transport, Undelivered};
 
 use crate::table::{Fields, Route, RouteTable, TableHandle};
@@ -80,10 +84,11 @@ impl ClientInfo {
 pub fn match_route<'t, F: Fields + ?Sized>(
     table: &'t RouteTable,
     host: Option<&[u8]>,
+    method: &[u8],
     target: &[u8],
     fields: &F,
 ) -> Option<&'t Arc<Route>> {
-    table.find(host, target, fields)
+    table.find(host, method, target, fields)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ fn table(canary: bool, timeout: Option<Duration>) -> RouteTable {
     let mut route = RouteSpec::new("web", BackendSpec::new([STABLE]));
     if canary {
         // Weight 0: every request chooses stable, so a canary attempt is a fallback.
-        route.canary = Some(BackendSpec::new([CANARY]));
+        route.set_canary(Some(BackendSpec::new([CANARY])));
     }
     route.timeout = timeout;
     let compiler = Compiler {
@@ -73,22 +73,45 @@ impl Transport for Script {
 
 /// (requests, failures, connect failures) recorded for one side of the route.
 fn recorded(exchange: &Exchange<'_>, role: Role) -> (u64, u64, u64) {
-    let live = &exchange.route.backend(role).stats.live;
+    let live = &exchange.route.backend(index(role)).stats.live;
     let w = live.snapshot(Duration::from_secs(60));
     (w.requests, w.failures, w.connect_failures)
 }
 
+/// A rollout's route lists stable first, canary second.
+fn index(role: Role) -> usize {
+    match role {
+        Role::Stable => 0,
+        Role::Canary => 1,
+    }
+}
+
+fn chosen(table: &RouteTable) -> Exchange<'_> {
+    match Exchange::choose(&table.routes()[0], &http::HeaderMap::new()) {
+        Some(exchange) => exchange,
+        None => panic!("stable has weight"),
+    }
+}
+
 fn run(table: &RouteTable, script: &mut Script) -> (Result<u16, Failure>, Role) {
     let route = &table.routes()[0];
-    let mut exchange = Exchange::choose(route, &http::HeaderMap::new());
-    assert_eq!(exchange.role, Role::Stable);
+    let Some(mut exchange) = Exchange::choose(route, &http::HeaderMap::new()) else {
+        panic!("stable has weight");
+    };
+    assert_eq!(exchange.chosen, index(Role::Stable));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .start_paused(true)
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     let result = rt.block_on(forward(&mut exchange, script));
-    (result, exchange.backend.role)
+    let on = if exchange.at == 0 {
+        Role::Stable
+    } else {
+        Role::Canary
+    };
+    assert_eq!(&*exchange.backend.name, on.as_str());
+    (result, on)
 }
 
 #[test]
@@ -109,7 +132,7 @@ fn a_connect_failure_goes_to_the_other_side_once_and_is_recorded_where_it_happen
             format!("send {CANARY}"),
         ]
     );
-    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    let exchange = chosen(&table);
     // The failed connect on stable; canary's answer is the engine's to record.
     assert_eq!(recorded(&exchange, Role::Stable), (1, 1, 1));
     assert_eq!(recorded(&exchange, Role::Canary), (0, 0, 0));
@@ -126,7 +149,7 @@ fn when_both_sides_refuse_the_request_fails_with_both_recorded() {
     assert_eq!(result, Err(Failure::Upstream(UpstreamError::Tls)));
     assert_eq!(on, Role::Canary);
     assert_eq!(script.log.len(), 2, "{:?}", script.log);
-    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    let exchange = chosen(&table);
     assert_eq!(recorded(&exchange, Role::Stable), (1, 1, 1));
     assert_eq!(recorded(&exchange, Role::Canary).1, 1);
 }
@@ -176,7 +199,7 @@ fn a_stale_connection_is_replaced_by_a_fresh_one_on_the_same_endpoint_a_bounded_
     assert_eq!(result, Err(Failure::Upstream(UpstreamError::Reset)));
     let sends = script.log.iter().filter(|l| l.starts_with("send")).count();
     assert_eq!(sends, STALE_RETRIES + 1);
-    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    let exchange = chosen(&table);
     assert_eq!(recorded(&exchange, Role::Stable), (1, 1, 0));
 }
 
@@ -201,7 +224,7 @@ fn a_failed_send_is_not_sent_again_and_a_gone_client_records_nothing() {
     };
     let (result, _) = run(&table, &mut script);
     assert_eq!(result, Err(Failure::ClientGone));
-    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    let exchange = chosen(&table);
     assert_eq!(recorded(&exchange, Role::Stable), (0, 0, 0));
 }
 
@@ -214,7 +237,7 @@ fn the_route_timeout_covers_the_whole_attempt_and_is_recorded_as_a_timeout() {
     };
     let (result, on) = run(&table, &mut script);
     assert_eq!((result, on), (Err(Failure::RouteTimeout), Role::Stable));
-    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    let exchange = chosen(&table);
     assert_eq!(recorded(&exchange, Role::Stable), (1, 1, 0));
     let (status, cause) = Failure::RouteTimeout.answer(&exchange);
     assert_eq!(status, http::StatusCode::GATEWAY_TIMEOUT);
@@ -224,7 +247,7 @@ fn the_route_timeout_covers_the_whole_attempt_and_is_recorded_as_a_timeout() {
 #[test]
 fn both_engines_word_an_upstream_failure_alike() {
     let table = table(true, None);
-    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    let exchange = chosen(&table);
     let (status, cause) = Failure::Upstream(UpstreamError::Connect).answer(&exchange);
     assert_eq!(status.as_u16(), UpstreamError::Connect.status());
     assert_eq!(cause, "could not connect to upstream (stable backend)");
@@ -262,7 +285,7 @@ fn an_unanswered_idempotent_request_goes_to_the_other_side_once() {
     };
     let (result, on) = run(&table, &mut script);
     assert_eq!((result, on), (Ok(200), Role::Canary));
-    let exchange = Exchange::choose(&table.routes()[0], &http::HeaderMap::new());
+    let exchange = chosen(&table);
     assert_eq!(recorded(&exchange, Role::Stable), (1, 1, 0));
 
     // Unanswered on both sides: the second is not sent a third time.

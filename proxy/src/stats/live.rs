@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::latency::{bucket_index, LatencyDistribution, LatencyThreshold, LATENCY_BUCKETS};
-use super::outcome::{Outcome, Role, UpstreamError};
+use super::outcome::{Outcome, UpstreamError};
 
 /// Seconds kept per window, at one slot per second.
 pub const WINDOW_SECS: u64 = 60;
@@ -267,7 +267,7 @@ impl WindowSnapshot {
 #[derive(Debug, Default)]
 pub struct LiveStats {
     // Only touched when a table is compiled or the analysis loop reads, never per request.
-    windows: Mutex<HashMap<(String, Role), Arc<LiveWindow>>>,
+    windows: Mutex<HashMap<(String, String), Arc<LiveWindow>>>,
 }
 
 impl LiveStats {
@@ -275,35 +275,39 @@ impl LiveStats {
         Self::default()
     }
 
-    fn windows(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Role), Arc<LiveWindow>>> {
+    fn windows(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Arc<LiveWindow>>> {
         // The map holds only `Arc`s, so it is consistent even if a holder panicked.
         self.windows.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The window of a route×backend, created on first use.
-    pub fn window(&self, route: &str, role: Role) -> Arc<LiveWindow> {
-        let mut windows = self.windows();
-        if let Some(window) = windows.get(&(route.to_owned(), role)) {
-            return Arc::clone(window);
-        }
-        let window = Arc::new(LiveWindow::new());
-        windows.insert((route.to_owned(), role), Arc::clone(&window));
-        window
+    pub fn window(&self, route: &str, backend: impl AsRef<str>) -> Arc<LiveWindow> {
+        let key = (route.to_owned(), backend.as_ref().to_owned());
+        Arc::clone(
+            self.windows()
+                .entry(key)
+                .or_insert_with(|| Arc::new(LiveWindow::new())),
+        )
     }
 
     /// The window of a route×backend if a table ever created it.
-    pub fn find(&self, route: &str, role: Role) -> Option<Arc<LiveWindow>> {
-        self.windows().get(&(route.to_owned(), role)).cloned()
+    pub fn find(&self, route: &str, backend: impl AsRef<str>) -> Option<Arc<LiveWindow>> {
+        let key = (route.to_owned(), backend.as_ref().to_owned());
+        self.windows().get(&key).cloned()
     }
 
     /// A snapshot of a route×backend's window; `None` if it was never created.
-    pub fn snapshot(&self, route: &str, role: Role, window: Duration) -> Option<WindowSnapshot> {
-        let live = self.windows().get(&(route.to_owned(), role)).cloned()?;
-        Some(live.snapshot(window))
+    pub fn snapshot(
+        &self,
+        route: &str,
+        backend: impl AsRef<str>,
+        window: Duration,
+    ) -> Option<WindowSnapshot> {
+        Some(self.find(route, backend)?.snapshot(window))
     }
 
     /// Every route×backend that has a window, sorted.
-    pub fn routes(&self) -> Vec<(String, Role)> {
+    pub fn routes(&self) -> Vec<(String, String)> {
         let mut routes: Vec<_> = self.windows().keys().cloned().collect();
         routes.sort();
         routes
@@ -313,6 +317,7 @@ impl LiveStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Role;
 
     fn ok(ms: u64) -> Outcome {
         Outcome::response(200, Duration::from_millis(ms))
@@ -444,8 +449,8 @@ mod tests {
         assert_eq!(
             stats.routes(),
             vec![
-                ("api".to_owned(), Role::Stable),
-                ("api".to_owned(), Role::Canary)
+                ("api".to_owned(), "canary".to_owned()),
+                ("api".to_owned(), "stable".to_owned())
             ]
         );
     }

@@ -11,7 +11,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 use super::exposition::{to_classic, Format};
 use super::histogram::AtomicHistogram;
-use super::outcome::{Outcome, Role, UpstreamError};
+use super::outcome::{Outcome, UpstreamError};
 
 type RouteLabels = [(&'static str, String); 1];
 type BackendLabels = [(&'static str, String); 2];
@@ -38,7 +38,7 @@ pub struct Metrics {
     config_reloads: Family<ResultLabels, Counter>,
     /// Handles already resolved, by route and side: a reload (up to 100 a second in the swap
     /// storm) reuses them instead of resolving a route×backend's 500 status slots again.
-    backends: std::sync::Mutex<HashMap<(String, Role), BackendMetrics>>,
+    backends: std::sync::Mutex<HashMap<(String, String), BackendMetrics>>,
 }
 
 impl Default for Metrics {
@@ -122,24 +122,23 @@ impl Metrics {
 
     /// Pre-resolved handles for one route×backend; called when a table is compiled. The same
     /// handles every time for the same route and side.
-    pub fn backend(&self, route: &str, role: Role) -> BackendMetrics {
+    /// The handles of a route×backend (`backend` is its name: `stable`, `canary`, a Service).
+    pub fn backend(&self, route: &str, backend: impl AsRef<str>) -> BackendMetrics {
+        let backend = backend.as_ref();
         let mut backends = self.backends.lock().unwrap_or_else(|p| p.into_inner());
         backends
-            .entry((route.to_owned(), role))
-            .or_insert_with(|| self.resolve_backend(route, role))
+            .entry((route.to_owned(), backend.to_owned()))
+            .or_insert_with(|| self.resolve_backend(route, backend))
             .clone()
     }
 
-    fn resolve_backend(&self, route: &str, role: Role) -> BackendMetrics {
-        let backend_labels = [
-            ("route", route.to_owned()),
-            ("backend", role.as_str().to_owned()),
-        ];
+    fn resolve_backend(&self, route: &str, backend: &str) -> BackendMetrics {
+        let backend_labels = [("route", route.to_owned()), ("backend", backend.to_owned())];
         let errors = UpstreamError::ALL.map(|kind| {
             self.upstream_errors
                 .get_or_create(&[
                     ("route", route.to_owned()),
-                    ("backend", role.as_str().to_owned()),
+                    ("backend", backend.to_owned()),
                     ("kind", kind.as_str().to_owned()),
                 ])
                 .clone()
@@ -148,7 +147,7 @@ impl Metrics {
         BackendMetrics {
             inner: Arc::new(BackendInner {
                 route: route.to_owned(),
-                backend: role.as_str(),
+                backend: backend.to_owned(),
                 requests: self.requests.clone(),
                 by_status: empty_slots(),
                 grpc_faults: empty_slots(),
@@ -213,7 +212,7 @@ pub struct BackendMetrics {
 #[derive(Debug)]
 struct BackendInner {
     route: String,
-    backend: &'static str,
+    backend: String,
     requests: Family<RequestLabels, Counter>,
     /// Request counters by status (index `status - 100`), resolved on first use.
     by_status: Box<[OnceLock<Counter>]>,
@@ -260,7 +259,7 @@ impl BackendMetrics {
             .requests
             .get_or_create(&[
                 ("route", inner.route.clone()),
-                ("backend", inner.backend.to_owned()),
+                ("backend", inner.backend.clone()),
                 ("code", code.to_string()),
                 ("class", class.to_owned()),
             ])
@@ -282,6 +281,7 @@ fn status_class(code: u16) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::Role;
     use std::time::Duration;
 
     fn classic(metrics: &Metrics) -> String {

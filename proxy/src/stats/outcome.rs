@@ -25,6 +25,13 @@ impl Role {
     }
 }
 
+/// A role is the name of its backend in a rollout's route.
+impl AsRef<str> for Role {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
 /// Why an attempt got no usable response from the upstream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UpstreamError {

@@ -1,9 +1,10 @@
-//! One side of a route (stable or canary): its endpoints, how to balance them, where to record.
+//! One weighted backend of a route: its endpoints, how to balance them, where to record.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use crate::stats::{BackendMetrics, LiveWindow, Outcome, Role};
+use super::edits::Edits;
+use crate::stats::{BackendMetrics, LiveWindow, Outcome};
 use crate::upstream::Endpoint;
 
 use crate::table_spec::Balance;
@@ -23,7 +24,8 @@ impl BackendStats {
 }
 
 pub struct Backend {
-    pub role: Role,
+    /// Its name in the route (`stable`, `canary`, a Service): the `backend` label.
+    pub name: Arc<str>,
     endpoints: Vec<Arc<Endpoint>>,
     balance: Balance,
     next: AtomicU32,
@@ -31,18 +33,22 @@ pub struct Backend {
     /// two multiplications instead of a division.
     fastmod: u64,
     pub stats: BackendStats,
+    /// Applied to this backend's responses (after the route's own).
+    pub response_edits: Edits,
 }
 
 impl Backend {
     pub(super) fn new(
-        role: Role,
+        name: Arc<str>,
         endpoints: Vec<Arc<Endpoint>>,
         balance: Balance,
         stats: BackendStats,
+        response_edits: Edits,
     ) -> Self {
         let n = endpoints.len().clamp(1, u32::MAX as usize) as u64;
         Backend {
-            role,
+            name,
+            response_edits,
             endpoints,
             balance,
             next: AtomicU32::new(0),

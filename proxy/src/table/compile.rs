@@ -7,17 +7,17 @@ use std::sync::Arc;
 use http::header::HeaderName;
 
 use super::backend::{Backend, BackendStats};
+use super::edits::Edits;
 use super::error::TableErrors;
 use super::hosts::HostIndex;
-use super::matcher::HeaderMatcher;
-use super::matcher::ValueMatcher;
+use super::matcher::{HeaderMatcher, Match, ValueMatcher};
 use super::route::{HeaderRoute, Mirror, MirrorRule, Route, Sticky};
-use super::split::Rotation;
+use super::split::{Rotation, Split};
 use super::RouteTable;
-use crate::stats::{LiveStats, Metrics, Role};
+use crate::stats::{LiveStats, Metrics};
 use crate::table_spec::{
-    BackendSpec, HeaderMatchSpec, RouteSpec, StickySpec, TableSpec, Target, ValueMatch,
-    MAX_WEIGHT_BP,
+    BackendSpec, HeaderEdits, HeaderMatchSpec, PathMatch, RouteSpec, StickySpec, TableSpec,
+    ValueMatch, CANARY, MAX_WEIGHT_BP, STABLE,
 };
 use crate::upstream::Upstreams;
 
@@ -58,21 +58,6 @@ impl Compiler {
         if rs.name.is_empty() {
             errors.push(format!("{path}.name"), "must not be empty");
         }
-        if !rs.path_prefix.starts_with('/') {
-            errors.push(
-                format!("{path}.match.path_prefix"),
-                format!("`{}` must start with `/`", rs.path_prefix),
-            );
-        }
-        if rs.path_prefix.contains(['?', '#']) {
-            errors.push(
-                format!("{path}.match.path_prefix"),
-                format!(
-                    "`{}` has a query or fragment: a prefix matches the path only",
-                    rs.path_prefix
-                ),
-            );
-        }
         for (j, host) in rs.hosts.iter().enumerate() {
             let bare = host.strip_prefix("*.").unwrap_or(host);
             if bare.is_empty() || bare.contains(['*', '/', ' ']) {
@@ -82,23 +67,60 @@ impl Compiler {
                 );
             }
         }
-        if rs.canary_weight_bp > MAX_WEIGHT_BP {
-            errors.push(
-                format!("{path}.canary_weight"),
-                format!("{} bp is over 100%", rs.canary_weight_bp),
-            );
+        if rs.matches.is_empty() {
+            errors.push(format!("{path}.matches"), "needs at least one match");
         }
-        let headers = matchers(&rs.headers, &format!("{path}.match.headers"), errors);
-        let stable = self.backend(
-            &rs.name,
-            Role::Stable,
-            &rs.stable,
-            &format!("{path}.stable"),
-            errors,
-        );
-        let canary = rs.canary.as_ref().and_then(|c| {
-            self.backend(&rs.name, Role::Canary, c, &format!("{path}.canary"), errors)
-        });
+        let mut matches = Vec::with_capacity(rs.matches.len());
+        for (j, m) in rs.matches.iter().enumerate() {
+            // A route with one match (every config-file route) names it `match`, as its YAML does.
+            let at = if rs.matches.len() == 1 {
+                format!("{path}.match")
+            } else {
+                format!("{path}.matches[{j}]")
+            };
+            match Match::compile(m) {
+                Ok(m) => matches.push(m),
+                Err(problems) => {
+                    for (field, msg) in problems {
+                        let field = match (field.as_str(), &m.path) {
+                            ("path", PathMatch::Prefix(_)) => "path_prefix".to_string(),
+                            _ => field,
+                        };
+                        errors.push(format!("{at}.{field}"), msg);
+                    }
+                }
+            }
+        }
+
+        if rs.backends.is_empty() {
+            errors.push(format!("{path}.backends"), "needs at least one backend");
+        }
+        let mut names = HashSet::new();
+        let mut backends = Vec::with_capacity(rs.backends.len());
+        for (j, b) in rs.backends.iter().enumerate() {
+            // A rollout's backends are named by role, and so are their config paths.
+            let at = match b.name.as_str() {
+                STABLE | CANARY => format!("{path}.{}", b.name),
+                _ => format!("{path}.backends[{j}]"),
+            };
+            if b.name.is_empty() {
+                errors.push(format!("{at}.name"), "must not be empty");
+            } else if !names.insert(b.name.as_str()) {
+                errors.push(
+                    format!("{at}.name"),
+                    format!("duplicate backend name `{}`", b.name),
+                );
+            }
+            let edits = edits(
+                &b.response_headers,
+                &format!("{at}.response_headers"),
+                errors,
+            );
+            if let Some(backend) = self.backend(&rs.name, &b.name, &b.spec, &at, edits, errors) {
+                backends.push(backend);
+            }
+        }
+        let index_of = |name: &str| rs.backends.iter().position(|b| b.name == name);
 
         let mut header_routes = Vec::new();
         for (j, hr) in rs.header_routes.iter().enumerate() {
@@ -106,19 +128,17 @@ impl Compiler {
             if hr.matches.is_empty() {
                 errors.push(format!("{hp}.match"), "needs at least one header rule");
             }
-            if hr.target == Target::Canary && rs.canary.is_none() {
+            let target = hr.target.backend();
+            let Some(backend) = index_of(target) else {
                 errors.push(
                     format!("{hp}.backend"),
-                    "routes to canary, but the route has no canary",
+                    format!("routes to {target}, but the route has no {target}"),
                 );
-            }
-            let role = match hr.target {
-                Target::Stable => Role::Stable,
-                Target::Canary => Role::Canary,
+                continue;
             };
             header_routes.push(HeaderRoute {
                 matches: matchers(&hr.matches, &format!("{hp}.match"), errors),
-                role,
+                backend,
             });
         }
 
@@ -146,11 +166,12 @@ impl Compiler {
             }
         };
 
-        let mirror = rs.mirror.as_ref().map(|m| {
-            if rs.canary.is_none() {
+        let mirror = rs.mirror.as_ref().and_then(|m| {
+            let to = index_of(&m.to);
+            if to.is_none() {
                 errors.push(
                     format!("{path}.mirror"),
-                    "mirrors to canary, but the route has no canary",
+                    format!("mirrors to {0}, but the route has no {0}", m.to),
                 );
             }
             if m.percent_bp > MAX_WEIGHT_BP {
@@ -177,46 +198,63 @@ impl Compiler {
                     headers,
                 });
             }
-            Mirror {
+            Some(Mirror {
                 matches: matchers(&m.matches, &format!("{path}.mirror.match"), errors),
                 rules,
                 percent_bp: m.percent_bp,
                 rotation: Rotation::new(),
-            }
+                to: to?,
+            })
         });
+        let request_edits = edits(
+            &rs.request_headers,
+            &format!("{path}.request_headers"),
+            errors,
+        );
+        let response_edits = edits(
+            &rs.response_headers,
+            &format!("{path}.response_headers"),
+            errors,
+        );
 
         if errors.0.len() > before {
             return None;
         }
-        let stable = stable?;
+        let weights: Vec<u32> = rs.backends.iter().map(|b| b.weight).collect();
+        let split = Split::new(&weights);
         let h1_passthrough = mirror.is_none()
-            && std::iter::once(&stable)
-                .chain(canary.as_ref())
+            && request_edits.is_empty()
+            && response_edits.is_empty()
+            && backends.iter().all(|b| b.response_edits.is_empty())
+            && backends
+                .iter()
                 .flat_map(|b| b.endpoints())
                 .all(|e| !e.is_http2());
         Some(Route {
             name: Arc::from(rs.name.as_str()),
             spec: rs.clone(),
-            path_prefix: rs.path_prefix.clone(),
-            headers,
-            stable,
-            canary,
+            matches,
+            shares: split.shares(backends.len()),
+            split,
+            backends,
             h1_passthrough,
-            weight_bp: rs.canary_weight_bp,
             rotation: Rotation::new(),
             header_routes,
             sticky,
             mirror,
             timeout: rs.timeout,
+            request_edits,
+            response_edits,
         })
     }
 
     fn backend(
         &self,
         route: &str,
-        role: Role,
+        name: &str,
         spec: &BackendSpec,
         path: &str,
+        response_edits: Edits,
         errors: &mut TableErrors,
     ) -> Option<Backend> {
         if spec.addresses.is_empty() {
@@ -238,10 +276,28 @@ impl Compiler {
             return None;
         }
         let stats = BackendStats {
-            metrics: self.metrics.backend(route, role),
-            live: self.live.window(route, role),
+            metrics: self.metrics.backend(route, name),
+            live: self.live.window(route, name),
         };
-        Some(Backend::new(role, endpoints, spec.balance, stats))
+        Some(Backend::new(
+            Arc::from(name),
+            endpoints,
+            spec.balance,
+            stats,
+            response_edits,
+        ))
+    }
+}
+
+fn edits(spec: &HeaderEdits, path: &str, errors: &mut TableErrors) -> Edits {
+    match Edits::compile(spec) {
+        Ok(e) => e,
+        Err(problems) => {
+            for (field, msg) in problems {
+                errors.push(format!("{path}.{field}"), msg);
+            }
+            Edits::default()
+        }
     }
 }
 
@@ -270,49 +326,57 @@ fn matchers(specs: &[HeaderMatchSpec], path: &str, errors: &mut TableErrors) -> 
     out
 }
 
-/// Two routes with the same hosts, prefix and header rules: the second could never match.
+/// Two routes with the same hosts and the same match: the second could never match.
 fn check_overlaps(spec: &TableSpec, errors: &mut TableErrors) {
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, r) in spec.routes.iter().enumerate() {
         let mut hosts: Vec<String> = r.hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
         hosts.sort();
-        let key = format!("{hosts:?}|{}|{:?}", r.path_prefix, r.headers);
-        if let Some(first) = seen.insert(key, i) {
-            errors.push(
-                format!("routes[{i}].match"),
-                format!(
-                    "same hosts, path_prefix and headers as routes[{first}]: it could never match"
+        for m in &r.matches {
+            let key = format!("{hosts:?}|{m:?}");
+            match seen.get(&key) {
+                Some(&first) if first != i => errors.push(
+                    format!("routes[{i}].match"),
+                    format!("same hosts and match as routes[{first}]: it could never match"),
                 ),
-            );
+                Some(_) => {}
+                None => {
+                    seen.insert(key, i);
+                }
+            }
         }
     }
 }
 
 fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
+    // One entry per (route, match); the host lists hold entry numbers.
+    let entries: Vec<(usize, usize)> = routes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, r)| (0..r.matches.len()).map(move |j| (i, j)))
+        .collect();
     let mut exact: HashMap<String, Vec<usize>> = HashMap::new();
     let mut wildcard: HashMap<String, Vec<usize>> = HashMap::new();
     let mut any = Vec::new();
-    for (i, r) in routes.iter().enumerate() {
+    for (e, &(i, _)) in entries.iter().enumerate() {
+        let r = &routes[i];
         if r.spec.hosts.is_empty() {
-            any.push(i);
+            any.push(e);
         }
         for host in &r.spec.hosts {
             let host = host.to_ascii_lowercase();
             match host.strip_prefix('*') {
-                Some(suffix) => wildcard.entry(suffix.to_string()).or_default().push(i),
-                None => exact.entry(host).or_default().push(i),
+                Some(suffix) => wildcard.entry(suffix.to_string()).or_default().push(e),
+                None => exact.entry(host).or_default().push(e),
             }
         }
     }
-    // Longest prefix first; among equals, routes with header rules before those without.
+    // Most specific match first (`Match::precedence`); among equals, table order, then the
+    // order of a route's own matches.
     let order = |v: &mut Vec<usize>| {
-        v.sort_by_key(|&i| {
-            let r = &routes[i];
-            (
-                std::cmp::Reverse(r.path_prefix.len()),
-                std::cmp::Reverse(r.headers.len()),
-                i,
-            )
+        v.sort_by_cached_key(|&e| {
+            let (i, j) = entries[e];
+            (routes[i].matches(j).precedence(), e)
         })
     };
     exact.values_mut().for_each(order);
@@ -322,6 +386,7 @@ fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
         generation: 0,
         spec,
         hosts: HostIndex::new(exact, wildcard.into_iter().collect(), any),
+        entries,
         routes,
     }
 }

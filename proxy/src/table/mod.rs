@@ -2,6 +2,7 @@
 
 mod backend;
 mod compile;
+mod edits;
 mod error;
 mod fields;
 mod handle;
@@ -17,11 +18,12 @@ use std::sync::Arc;
 
 pub use backend::{Backend, BackendStats};
 pub use compile::Compiler;
+pub use edits::Edits;
 pub use error::{TableError, TableErrors};
 pub use fields::Fields;
 pub use handle::TableHandle;
 pub use route::Route;
-pub use split::sticky_bucket;
+pub use split::{sticky_bucket, Split};
 
 use crate::authority::host_bytes;
 use hosts::HostIndex;
@@ -31,7 +33,9 @@ pub struct RouteTable {
     generation: u64,
     spec: TableSpec,
     routes: Vec<Arc<Route>>,
-    /// Host → candidate routes, each list longest path prefix first.
+    /// (route, match of the route) pairs: what the host lists hold the numbers of.
+    entries: Vec<(usize, usize)>,
+    /// Host → candidate entries, each list most specific match first.
     hosts: HostIndex,
 }
 
@@ -42,6 +46,7 @@ impl RouteTable {
             generation: 0,
             spec: TableSpec::default(),
             routes: Vec::new(),
+            entries: Vec::new(),
             hosts: HostIndex::default(),
         }
     }
@@ -63,34 +68,39 @@ impl RouteTable {
     }
 
     /// Exact host first, then the longest wildcard suffix, then host-less routes; within each,
-    /// the longest path prefix whose header rules match. `path` may be the whole request target,
-    /// query included: no need to cut it off first.
+    /// the most specific match that holds (`Match::precedence`: Gateway API's order). `target`
+    /// is the whole request target, query included.
     pub fn find<F: Fields + ?Sized>(
         &self,
         host: Option<&[u8]>,
-        path: &[u8],
+        method: &[u8],
+        target: &[u8],
         headers: &F,
     ) -> Option<&Arc<Route>> {
+        let request = (method, target, headers);
         if let Some(host) = host.map(host_bytes) {
             let exact = self.hosts.exact(host).into_iter();
             for candidates in exact.chain(self.hosts.wildcards(host)) {
-                if let Some(found) = self.first(candidates, path, headers) {
+                if let Some(found) = self.first(candidates, request) {
                     return Some(found);
                 }
             }
         }
-        self.first(self.hosts.any(), path, headers)
+        self.first(self.hosts.any(), request)
     }
 
     fn first<F: Fields + ?Sized>(
         &self,
         candidates: &[usize],
-        path: &[u8],
-        headers: &F,
+        (method, target, headers): (&[u8], &[u8], &F),
     ) -> Option<&Arc<Route>> {
-        candidates
-            .iter()
-            .map(|&i| &self.routes[i])
-            .find(|r| r.path_matches(path) && r.headers_match(headers))
+        candidates.iter().find_map(|&e| {
+            let (i, j) = self.entries[e];
+            let route = &self.routes[i];
+            route
+                .matches(j)
+                .matches(method, target, headers)
+                .then_some(route)
+        })
     }
 }

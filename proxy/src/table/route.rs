@@ -1,4 +1,4 @@
-//! A compiled route: how to match it, and how it chooses between stable and canary.
+//! A compiled route: how to match it, and how it chooses among its weighted backends.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -7,15 +7,15 @@ use http::header::{HeaderName, COOKIE};
 use http::{HeaderMap, Method};
 
 use super::backend::Backend;
+use super::edits::Edits;
 use super::fields::Fields;
-use super::matcher::{all_match, HeaderMatcher, ValueMatcher};
-use super::split::{sticky_bucket, Rotation};
-use crate::stats::Role;
-use crate::table_spec::{RouteSpec, MAX_WEIGHT_BP};
+use super::matcher::{all_match, HeaderMatcher, Match, ValueMatcher};
+use super::split::{sticky_bucket, Rotation, Split};
+use crate::table_spec::RouteSpec;
 
 pub struct HeaderRoute {
     pub(super) matches: Vec<HeaderMatcher>,
-    pub(super) role: Role,
+    pub(super) backend: usize,
 }
 
 pub enum Sticky {
@@ -47,98 +47,110 @@ pub struct Mirror {
     pub(super) rules: Vec<MirrorRule>,
     pub(super) percent_bp: u16,
     pub(super) rotation: Rotation,
+    /// The backend that receives the copies.
+    pub(super) to: usize,
 }
 
 pub struct Route {
     pub name: Arc<str>,
     /// As compiled, for the admin API.
     pub spec: RouteSpec,
-    pub(super) path_prefix: String,
-    pub(super) headers: Vec<HeaderMatcher>,
-    pub stable: Backend,
-    pub canary: Option<Backend>,
-    /// Every endpoint speaks HTTP/1 and nothing is mirrored: an HTTP/1 request may be forwarded
-    /// as bytes (`crate::h1`).
+    /// Any one must match.
+    pub(super) matches: Vec<Match>,
+    /// In the spec's order; `split` says which buckets each owns.
+    pub backends: Vec<Backend>,
+    pub(super) split: Split,
+    /// Each backend's buckets of 10000, by index (from `split`).
+    pub(super) shares: Vec<u16>,
+    /// Every endpoint speaks HTTP/1, nothing is mirrored and no header is edited: an HTTP/1
+    /// request may be forwarded as bytes (`crate::h1`).
     pub h1_passthrough: bool,
-    pub(super) weight_bp: u16,
     pub(super) rotation: Rotation,
     pub(super) header_routes: Vec<HeaderRoute>,
     pub(super) sticky: Option<Sticky>,
     pub(super) mirror: Option<Mirror>,
     pub timeout: Option<Duration>,
+    pub request_edits: Edits,
+    pub response_edits: Edits,
 }
 
 impl Route {
+    /// The share of the backend called `name`, in basis points (0 when there is none).
+    pub fn weight_bp(&self, name: &str) -> u16 {
+        self.backends
+            .iter()
+            .position(|b| &*b.name == name)
+            .map_or(0, |i| self.shares[i])
+    }
+
+    /// Each backend's share, in basis points, in the spec's order.
+    pub fn shares_bp(&self) -> &[u16] {
+        &self.shares
+    }
+
+    /// The rollout's canary share, in basis points.
     pub fn canary_weight_bp(&self) -> u16 {
-        self.weight_bp
+        self.weight_bp(crate::table_spec::CANARY)
     }
 
-    /// Segment-aware: `/api` matches `/api`, `/api/x` and `/api?q`, not `/apix`. `path` may
-    /// still carry its query: a prefix has no `?` (compilation refuses one), so it can only
-    /// match within the path.
-    pub(super) fn path_matches(&self, path: &[u8]) -> bool {
-        let p = self.path_prefix.as_bytes();
-        path.starts_with(p)
-            && (p.ends_with(b"/") || matches!(path.get(p.len()), None | Some(b'/' | b'?')))
+    pub(super) fn matches(&self, i: usize) -> &Match {
+        &self.matches[i]
     }
 
-    pub(super) fn headers_match<F: Fields + ?Sized>(&self, headers: &F) -> bool {
-        all_match(&self.headers, headers)
-    }
-
-    /// Header routes first, then the sticky bucket, then the weight.
-    pub fn choose<F: Fields + ?Sized>(&self, headers: &F) -> Role {
-        if self.canary.is_none() {
-            return Role::Stable;
+    /// Header routes first, then the sticky bucket, then the weights. None when no backend
+    /// has weight (the route answers 500).
+    pub fn choose<F: Fields + ?Sized>(&self, headers: &F) -> Option<usize> {
+        if let Some(only) = self.split.only().filter(|_| self.header_routes.is_empty()) {
+            return Some(only);
         }
         for rule in &self.header_routes {
             if all_match(&rule.matches, headers) {
-                return rule.role;
+                return Some(rule.backend);
             }
         }
-        if self.weight_bp == 0 {
-            return Role::Stable;
+        if let Some(only) = self.split.only() {
+            return Some(only);
         }
-        if self.weight_bp >= MAX_WEIGHT_BP {
-            return Role::Canary;
+        if self.split.is_empty() {
+            return None;
         }
         let bucket = match self.sticky.as_ref().and_then(|s| sticky_key(s, headers)) {
             Some(key) => sticky_bucket(key),
             None => self.rotation.next_bucket(),
         };
-        if bucket < self.weight_bp {
-            Role::Canary
-        } else {
-            Role::Stable
-        }
+        self.split.owner(bucket)
     }
 
-    pub fn backend(&self, role: Role) -> &Backend {
-        match role {
-            Role::Canary => self.canary.as_ref().unwrap_or(&self.stable),
-            Role::Stable => &self.stable,
-        }
+    pub fn backend(&self, index: usize) -> &Backend {
+        &self.backends[index]
     }
 
-    /// The other side, for the one retry after a failed connect.
-    pub fn fallback(&self, role: Role) -> Option<&Backend> {
-        match role {
-            Role::Stable => self.canary.as_ref(),
-            Role::Canary => Some(&self.stable),
-        }
+    /// Another backend, for the one retry after a failed connect: the next in the spec's
+    /// order that has weight, else the next one (a rollout's stable falls back to its canary
+    /// even at weight 0, and back).
+    pub fn fallback(&self, index: usize) -> Option<usize> {
+        let n = self.backends.len();
+        let mut others = (1..n).map(|k| (index + k) % n);
+        let first = others.clone().next();
+        others.find(|&i| self.shares[i] > 0).or(first)
     }
 
-    /// Whether this request should also be copied to canary.
-    pub fn should_mirror(&self, method: &Method, path: &str, headers: &HeaderMap) -> bool {
+    /// The backend this request should also be copied to, if any.
+    pub fn mirror_to(&self, method: &Method, path: &str, headers: &HeaderMap) -> Option<usize> {
         match &self.mirror {
-            Some(m) if self.canary.is_some() && m.percent_bp > 0 => {
-                all_match(&m.matches, headers)
-                    && (m.rules.is_empty()
-                        || m.rules.iter().any(|r| r.matches(method, path, headers)))
-                    && m.rotation.next_bucket() < m.percent_bp
-            }
-            _ => false,
+            Some(m) if m.percent_bp > 0 => (all_match(&m.matches, headers)
+                && (m.rules.is_empty()
+                    || m.rules.iter().any(|r| r.matches(method, path, headers)))
+                && m.rotation.next_bucket() < m.percent_bp)
+                .then_some(m.to),
+            _ => None,
         }
+    }
+
+    /// Whether some request of this route may be sent to another backend after its first
+    /// failed (a bodiless idempotent request left unanswered).
+    pub fn has_fallback(&self) -> bool {
+        self.backends.len() > 1
     }
 }
 

@@ -25,7 +25,7 @@ pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> R
             check.report("rollout.route", format!("no route is named {route:?}"));
         } else if routes
             .iter()
-            .any(|r| &r.name == route && r.canary.is_none())
+            .any(|r| &r.name == route && r.canary().is_none())
         {
             check.report(
                 "rollout.route",

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 
 use weir_proxy::table::spec::{
-    HeaderMatchSpec, HeaderRouteSpec, MirrorSpec, RouteSpec, StickySpec, Target, ValueMatch,
+    HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec, PathMatch, RouteSpec, StickySpec,
+    Target, ValueMatch, CANARY,
 };
 
 use super::backend::{backend, UpstreamDefaults};
@@ -61,6 +62,7 @@ fn compile_route(
     let mut spec = RouteSpec::new(raw.name.clone(), stable);
 
     spec.hosts = hosts(&raw.matches.hosts, &format!("{path}.match.hosts"), check);
+    let mut matched = MatchSpec::default();
     if let Some(prefix) = &raw.matches.path_prefix {
         if !prefix.starts_with('/') {
             check.report(format!("{path}.match.path_prefix"), "must start with \"/\"");
@@ -71,24 +73,27 @@ fn compile_route(
                 "has a query or fragment (\"?\" or \"#\"): a prefix matches the path only",
             );
         }
-        spec.path_prefix = prefix.clone();
+        matched.path = PathMatch::Prefix(prefix.clone());
     }
-    spec.headers = header_matches(
+    matched.headers = header_matches(
         &raw.matches.headers,
         &format!("{path}.match.headers"),
         check,
     );
+    spec.matches = vec![matched];
     spec.timeout = check.duration(&format!("{path}.timeout"), raw.timeout);
-    spec.canary = raw
-        .canary
-        .as_ref()
-        .map(|canary| backend(canary, defaults, &format!("{path}.canary"), check));
-    let has_canary = spec.canary.is_some();
+    spec.set_canary(
+        raw.canary
+            .as_ref()
+            .map(|canary| backend(canary, defaults, &format!("{path}.canary"), check)),
+    );
+    let has_canary = spec.canary().is_some();
 
     if let Some(weight) = raw.canary_weight {
         let weight_path = format!("{path}.canary_weight");
-        spec.canary_weight_bp = check.percent(&weight_path, weight);
-        if spec.canary_weight_bp > 0 && !has_canary {
+        let bp = check.percent(&weight_path, weight);
+        spec.set_canary_weight_bp(bp);
+        if bp > 0 && !has_canary {
             check.report(
                 weight_path,
                 "a canary weight above 0 needs a canary backend",
@@ -204,6 +209,7 @@ fn mirror(raw: &RawMirror, has_canary: bool, path: &str, check: &mut Checker) ->
     check.name(&format!("{path}.name"), &name);
     MirrorSpec {
         name,
+        to: CANARY.to_string(),
         percent_bp: check.percent(&format!("{path}.percent"), raw.percent),
         matches: header_matches(&raw.matches, &format!("{path}.match"), check),
         rules: Vec::new(),
@@ -211,11 +217,11 @@ fn mirror(raw: &RawMirror, has_canary: bool, path: &str, check: &mut Checker) ->
 }
 
 /// What makes two routes indistinguishable to the router; order of hosts and headers is
-/// irrelevant to matching, so both are sorted.
+/// irrelevant to matching, so both are sorted. (A config-file route has one match.)
 #[derive(PartialEq, Eq, Hash)]
 struct MatchKey {
     hosts: Vec<String>,
-    path_prefix: String,
+    path: Option<PathMatch>,
     headers: Vec<(String, u8, String)>,
 }
 
@@ -224,11 +230,14 @@ impl MatchKey {
         let mut hosts = route.hosts.clone();
         hosts.sort();
         hosts.dedup();
-        let mut headers: Vec<_> = route.headers.iter().map(header_key).collect();
+        let first = route.matches.first();
+        let mut headers: Vec<_> = first
+            .map(|m| m.headers.iter().map(header_key).collect())
+            .unwrap_or_default();
         headers.sort();
         MatchKey {
             hosts,
-            path_prefix: route.path_prefix.clone(),
+            path: first.map(|m| m.path.clone()),
             headers,
         }
     }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use weir_proxy::table::spec::{BackendSpec, TableSpec, Target, MAX_WEIGHT_BP};
+use weir_proxy::table::spec::{BackendSpec, TableSpec, Target, MAX_WEIGHT_BP, STABLE};
 
 use super::objects::{RolloutView, SliceView, SplitView, Strategy, TrafficWeights};
 use crate::config::{KubeSourceConfig, PortRef, WeightSource};
@@ -364,10 +364,12 @@ fn build(
             ));
         }
         summary.push_str(&format!("; stable {svc}: {}", addresses.join(" ")));
-        route.stable.addresses = addresses;
+        if let Some(stable) = route.backend_mut(STABLE) {
+            stable.addresses = addresses;
+        }
     }
 
-    let template: BackendSpec = route.canary.clone().unwrap_or_else(|| route.stable.clone());
+    let template: Option<BackendSpec> = route.canary().or(route.backend(STABLE)).cloned();
     let mut canary_bp = decision.canary_bp;
     match &decision.canary_service {
         Some(svc) => {
@@ -379,17 +381,18 @@ fn build(
                     ));
                 }
                 summary.push_str(&format!("; canary {svc}: no ready endpoints"));
-                route.canary = None;
+                route.set_canary(None);
             } else {
                 summary.push_str(&format!("; canary {svc}: {}", addresses.join(" ")));
-                route.canary = Some(BackendSpec {
+                let settings = template.unwrap_or_else(|| BackendSpec::new::<String>([]));
+                route.set_canary(Some(BackendSpec {
                     addresses,
-                    ..template
-                });
+                    ..settings
+                }));
             }
         }
         None => {
-            if route.canary.is_none() && canary_bp > 0 {
+            if route.canary().is_none() && canary_bp > 0 {
                 warnings.push(format!(
                     "route {}: no canary Service known and none in the config: all traffic to stable",
                     cfg.route
@@ -397,13 +400,13 @@ fn build(
             }
         }
     }
-    if route.canary.is_none() {
+    if route.canary().is_none() {
         canary_bp = 0;
         // Nothing to send them to: header routes and the mirror towards canary go too.
         route.header_routes.retain(|h| h.target != Target::Canary);
         route.mirror = None;
     }
-    route.canary_weight_bp = canary_bp;
+    route.set_canary_weight_bp(canary_bp);
     Ok(Desired {
         spec,
         summary,
@@ -419,8 +422,7 @@ mod tests {
     use weir_proxy::table::spec::RouteSpec;
 
     fn base() -> TableSpec {
-        let mut r = RouteSpec::new("web", BackendSpec::new(["10.9.9.9:1"]));
-        r.canary = None;
+        let r = RouteSpec::new("web", BackendSpec::new(["10.9.9.9:1"]));
         TableSpec {
             routes: vec![
                 r,
@@ -500,11 +502,11 @@ mod tests {
     fn weights_are_relative_to_their_sum() {
         let c = cfg(WeightSource::Rollout { name: "r".into() });
         let d = reconcile(&c, &observed(vec![canary_rollout("r", 5, 15)])).unwrap();
-        assert_eq!(web(&d).canary_weight_bp, 2500);
+        assert_eq!(web(&d).canary_weight_bp(), 2500);
         let d = reconcile(&c, &observed(vec![canary_rollout("r", 20, 80)])).unwrap();
-        assert_eq!(web(&d).canary_weight_bp, 2000);
+        assert_eq!(web(&d).canary_weight_bp(), 2000);
         let d = reconcile(&c, &observed(vec![canary_rollout("r", 1, 2)])).unwrap();
-        assert_eq!(web(&d).canary_weight_bp, 3333);
+        assert_eq!(web(&d).canary_weight_bp(), 3333);
         assert_eq!(basis_points(0.0, 0.0), 0);
         assert_eq!(basis_points(7.0, 7.0), 10_000);
     }
@@ -513,11 +515,11 @@ mod tests {
     fn ready_endpoints_become_addresses_and_other_routes_stay() {
         let c = cfg(WeightSource::Rollout { name: "r".into() });
         let d = reconcile(&c, &observed(vec![canary_rollout("r", 20, 80)])).unwrap();
-        assert_eq!(web(&d).stable.addresses, ["10.0.0.1:8080", "10.0.0.3:8080"]);
         assert_eq!(
-            web(&d).canary.as_ref().unwrap().addresses,
-            ["10.0.1.1:8080"]
+            web(&d).stable().unwrap().addresses,
+            ["10.0.0.1:8080", "10.0.0.3:8080"]
         );
+        assert_eq!(web(&d).canary().unwrap().addresses, ["10.0.1.1:8080"]);
         assert_eq!(d.spec.routes[1], base().routes[1]);
     }
 
@@ -527,7 +529,7 @@ mod tests {
         let mut r = canary_rollout("r", 50, 50);
         r.aborted = true;
         let d = reconcile(&c, &observed(vec![r])).unwrap();
-        assert_eq!(web(&d).canary_weight_bp, 0);
+        assert_eq!(web(&d).canary_weight_bp(), 0);
         assert!(d.summary.contains("aborted"), "{}", d.summary);
     }
 
@@ -537,8 +539,11 @@ mod tests {
         let mut r = canary_rollout("r", 50, 50);
         r.weights = None;
         let d = reconcile(&c, &observed(vec![r])).unwrap();
-        assert_eq!(web(&d).canary_weight_bp, 0);
-        assert_eq!(web(&d).stable.addresses, ["10.0.0.1:8080", "10.0.0.3:8080"]);
+        assert_eq!(web(&d).canary_weight_bp(), 0);
+        assert_eq!(
+            web(&d).stable().unwrap().addresses,
+            ["10.0.0.1:8080", "10.0.0.3:8080"]
+        );
         assert!(d
             .warnings
             .iter()
@@ -551,12 +556,15 @@ mod tests {
         let mut obs = observed(vec![]);
         obs.deleted_rollout = Some(canary_rollout("r", 50, 50));
         let d = reconcile(&c, &obs).unwrap();
-        assert_eq!(web(&d).canary_weight_bp, 0);
-        assert!(web(&d).canary.is_none());
-        assert_eq!(web(&d).stable.addresses, ["10.0.0.1:8080", "10.0.0.3:8080"]);
+        assert_eq!(web(&d).canary_weight_bp(), 0);
+        assert!(web(&d).canary().is_none());
+        assert_eq!(
+            web(&d).stable().unwrap().addresses,
+            ["10.0.0.1:8080", "10.0.0.3:8080"]
+        );
         // Never seen at all: the base table's stable addresses.
         let d = reconcile(&c, &observed(vec![])).unwrap();
-        assert_eq!(web(&d).stable.addresses, ["10.9.9.9:1"]);
+        assert_eq!(web(&d).stable().unwrap().addresses, ["10.9.9.9:1"]);
     }
 
     #[test]
@@ -568,8 +576,8 @@ mod tests {
             preview_service: Some("s".into()),
         };
         let d = reconcile(&c, &observed(vec![r])).unwrap();
-        assert_eq!(web(&d).stable.addresses, ["10.0.1.1:8080"]);
-        assert_eq!(web(&d).canary_weight_bp, 0);
+        assert_eq!(web(&d).stable().unwrap().addresses, ["10.0.1.1:8080"]);
+        assert_eq!(web(&d).canary_weight_bp(), 0);
     }
 
     #[test]
@@ -582,8 +590,8 @@ mod tests {
         let mut obs = observed(vec![canary_rollout("r", 20, 80)]);
         obs.slices.get_mut("c-1").unwrap().endpoints[0].ready = false;
         let d = reconcile(&c, &obs).unwrap();
-        assert!(web(&d).canary.is_none());
-        assert_eq!(web(&d).canary_weight_bp, 0);
+        assert!(web(&d).canary().is_none());
+        assert_eq!(web(&d).canary_weight_bp(), 0);
     }
 
     #[test]
@@ -602,14 +610,14 @@ mod tests {
         c.ports.insert("s".into(), PortRef::Number(9000));
         c.default_port = Some(PortRef::Name("http".into()));
         let d = reconcile(&c, &observed(vec![canary_rollout("r", 1, 1)])).unwrap();
-        assert_eq!(web(&d).stable.addresses, ["10.0.0.1:9000", "10.0.0.3:9000"]);
         assert_eq!(
-            web(&d).canary.as_ref().unwrap().addresses,
-            ["10.0.1.1:8080"]
+            web(&d).stable().unwrap().addresses,
+            ["10.0.0.1:9000", "10.0.0.3:9000"]
         );
+        assert_eq!(web(&d).canary().unwrap().addresses, ["10.0.1.1:8080"]);
         c.default_port = Some(PortRef::Name("grpc".into()));
         let d = reconcile(&c, &observed(vec![canary_rollout("r", 1, 1)])).unwrap();
-        assert!(web(&d).canary.is_none());
+        assert!(web(&d).canary().is_none());
         assert!(d.warnings.iter().any(|w| w.contains("no port named")));
     }
 
@@ -639,11 +647,8 @@ mod tests {
             },
         );
         let d = reconcile(&c, &obs).unwrap();
-        assert_eq!(web(&d).canary_weight_bp, 2500);
-        assert_eq!(
-            web(&d).canary.as_ref().unwrap().addresses,
-            ["10.0.1.1:8080"]
-        );
+        assert_eq!(web(&d).canary_weight_bp(), 2500);
+        assert_eq!(web(&d).canary().unwrap().addresses, ["10.0.1.1:8080"]);
     }
 
     #[test]
@@ -654,9 +659,6 @@ mod tests {
         s.address_type = "IPv6".into();
         s.endpoints[0].addresses = vec!["fd00::1".into()];
         let d = reconcile(&c, &obs).unwrap();
-        assert_eq!(
-            web(&d).canary.as_ref().unwrap().addresses,
-            ["[fd00::1]:8080"]
-        );
+        assert_eq!(web(&d).canary().unwrap().addresses, ["[fd00::1]:8080"]);
     }
 }
