@@ -140,9 +140,7 @@ impl Running {
 }
 
 fn canary_addrs(r: &RouteSpec) -> Vec<String> {
-    r.canary()
-        .map(|c| c.addresses.clone())
-        .unwrap_or_default()
+    r.canary().map(|c| c.addresses.clone()).unwrap_or_default()
 }
 
 fn set_weights(rollout: &mut Value, canary: i64, stable: i64) {

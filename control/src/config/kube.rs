@@ -70,7 +70,8 @@ impl KubeSourceConfig {
         if self.namespace.is_empty() {
             errors.push("kube.namespace: must not be empty".to_string());
         }
-        if !self.base.routes.iter().any(|r| r.name == self.route) {
+        let http_routes = matches!(self.weights, WeightSource::HttpRoutes(_));
+        if !http_routes && !self.base.routes.iter().any(|r| r.name == self.route) {
             errors.push(format!(
                 "kube.route: no route named {:?} in the config",
                 self.route
@@ -91,6 +92,28 @@ impl KubeSourceConfig {
                     errors.push(
                         "kube.stable_service: required with a TrafficSplit source".to_string(),
                     );
+                }
+            }
+            WeightSource::HttpRoutes(source) => {
+                if source.controller_name.is_empty() || !source.controller_name.contains('/') {
+                    errors.push(format!(
+                        "kube.http_routes.controller_name: {:?} must be a domain-prefixed path \
+                         (like example.com/weir), as in the GatewayClass",
+                        source.controller_name
+                    ));
+                }
+                match &source.parents {
+                    HttpRouteParents::Gateway { name, .. } if name.is_empty() => {
+                        errors.push("kube.http_routes.gateway.name: must not be empty".to_string())
+                    }
+                    HttpRouteParents::Services(s)
+                        if s.is_empty() || s.iter().any(String::is_empty) =>
+                    {
+                        errors.push(
+                            "kube.http_routes.services: name at least one Service".to_string(),
+                        )
+                    }
+                    _ => {}
                 }
             }
             _ => {}
@@ -116,6 +139,50 @@ pub enum WeightSource {
     RolloutSelector { labels: String },
     /// An SMI TrafficSplit by name, as Argo writes it for `trafficRouting.smi`.
     TrafficSplit { name: String, version: SmiVersion },
+    /// Gateway API HTTPRoutes attached to what this weir serves, as the Argo Rollouts Gateway
+    /// API plugin and Flagger write them: they make the table (ahead of the config's routes);
+    /// `route` is not used.
+    HttpRoutes(HttpRoutesSource),
+}
+
+/// Which HTTPRoutes weir follows, and who it says it is in their status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HttpRoutesSource {
+    pub parents: HttpRouteParents,
+    /// The GatewayClass `controllerName` weir implements; written in `status.parents[]`.
+    pub controller_name: String,
+    pub version: GatewayVersion,
+}
+
+/// What this weir serves, as HTTPRoutes' `parentRefs` name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HttpRouteParents {
+    /// An edge weir: routes whose parentRef is this Gateway (namespace default: the route's;
+    /// with a section name, refs to another section of the Gateway are not ours).
+    Gateway {
+        name: String,
+        namespace: Option<String>,
+        section_name: Option<String>,
+    },
+    /// A sidecar (GAMMA): routes whose parentRef is one of these Services, in the namespace.
+    Services(Vec<String>),
+}
+
+/// The HTTPRoute API version served (Flagger's `gatewayapi:v1beta1` writes v1beta1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GatewayVersion {
+    #[default]
+    V1,
+    V1beta1,
+}
+
+impl GatewayVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GatewayVersion::V1 => "v1",
+            GatewayVersion::V1beta1 => "v1beta1",
+        }
+    }
 }
 
 /// The TrafficSplit API version served by the cluster's SMI CRD.

@@ -19,7 +19,10 @@ use weir_proxy::table::spec::TableSpec;
 
 pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrors};
-pub use kube::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
+pub use kube::{
+    GatewayVersion, HttpRouteParents, HttpRoutesSource, KubeSourceConfig, PortRef, SmiVersion,
+    WeightSource,
+};
 pub use load::{from_str, load};
 
 /// A validated config, ready to hand to the data plane.

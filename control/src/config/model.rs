@@ -34,7 +34,7 @@ pub struct RawConfig {
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a kube source: {namespace, rollout, route}"
+    expecting = "a kube source: {namespace, rollout, route} or {namespace, http_routes}"
 )]
 pub struct RawKube {
     pub namespace: String,
@@ -44,7 +44,10 @@ pub struct RawKube {
     pub rollout_selector: Option<String>,
     /// Or an SMI TrafficSplit, as Argo writes it for `trafficRouting.smi`.
     pub traffic_split: Option<RawTrafficSplit>,
-    /// The weir route whose weights and addresses follow the cluster.
+    /// Or Gateway API HTTPRoutes attached to a Gateway or Services.
+    pub http_routes: Option<RawHttpRoutes>,
+    /// The weir route whose weights and addresses follow the cluster (not with `http_routes`).
+    #[serde(default)]
     pub route: String,
     pub stable_service: Option<String>,
     pub canary_service: Option<String>,
@@ -52,6 +55,33 @@ pub struct RawKube {
     #[serde(default)]
     pub ports: std::collections::BTreeMap<String, RawPort>,
     pub default_port: Option<RawPort>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "HTTPRoutes: {controller_name, gateway: {name, namespace, section_name} or services: [names], version}"
+)]
+pub struct RawHttpRoutes {
+    /// The GatewayClass `controllerName` weir answers for.
+    pub controller_name: String,
+    /// An edge weir: the Gateway it serves.
+    pub gateway: Option<RawGatewayRef>,
+    /// A sidecar (GAMMA): the Services it serves.
+    pub services: Option<Vec<String>>,
+    /// v1 (default) or v1beta1.
+    pub version: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a Gateway: {name, namespace, section_name}"
+)]
+pub struct RawGatewayRef {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub section_name: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -92,9 +92,8 @@ impl Compiler {
             }
         }
 
-        if rs.backends.is_empty() {
-            errors.push(format!("{path}.backends"), "needs at least one backend");
-        }
+        // No backend (an HTTPRoute rule without backendRefs) is allowed: like all-zero
+        // weights, the route answers 500.
         let mut names = HashSet::new();
         let mut backends = Vec::with_capacity(rs.backends.len());
         for (j, b) in rs.backends.iter().enumerate() {

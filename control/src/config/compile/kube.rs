@@ -3,20 +3,24 @@
 use weir_proxy::table::spec::TableSpec;
 
 use crate::config::check::Checker;
-use crate::config::model::{RawKube, RawPort};
-use crate::config::{KubeSourceConfig, PortRef, SmiVersion, WeightSource};
+use crate::config::model::{RawHttpRoutes, RawKube, RawPort};
+use crate::config::{
+    GatewayVersion, HttpRouteParents, HttpRoutesSource, KubeSourceConfig, PortRef, SmiVersion,
+    WeightSource,
+};
 
 pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSourceConfig {
     let sources = [
         raw.rollout.is_some(),
         raw.rollout_selector.is_some(),
         raw.traffic_split.is_some(),
+        raw.http_routes.is_some(),
     ];
     let weights = match (&raw.rollout, &raw.rollout_selector, &raw.traffic_split) {
         _ if sources.iter().filter(|s| **s).count() != 1 => {
             check.report(
                 "kube",
-                "name exactly one of `rollout`, `rollout_selector`, `traffic_split`",
+                "name exactly one of `rollout`, `rollout_selector`, `traffic_split`, `http_routes`",
             );
             WeightSource::Rollout {
                 name: String::new(),
@@ -50,14 +54,24 @@ pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSource
                 version,
             }
         }
-        _ => WeightSource::Rollout {
-            name: String::new(),
+        _ => match &raw.http_routes {
+            Some(h) => WeightSource::HttpRoutes(http_routes(h, check)),
+            None => WeightSource::Rollout {
+                name: String::new(),
+            },
         },
     };
     if raw.namespace.is_empty() {
         check.report("kube.namespace", "must not be empty");
     }
-    if !table.routes.iter().any(|r| r.name == raw.route) {
+    if raw.http_routes.is_some() {
+        if !raw.route.is_empty() {
+            check.report(
+                "kube.route",
+                "HTTPRoutes make their own routes: `route` is for a Rollout or TrafficSplit",
+            );
+        }
+    } else if !table.routes.iter().any(|r| r.name == raw.route) {
         check.report("kube.route", format!("no route is named {:?}", raw.route));
     }
     let port = |p: &RawPort| match p {
@@ -82,4 +96,38 @@ pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSource
         check.report("kube", e);
     }
     cfg
+}
+
+fn http_routes(raw: &RawHttpRoutes, check: &mut Checker) -> HttpRoutesSource {
+    let parents = match (&raw.gateway, &raw.services) {
+        (Some(g), None) => HttpRouteParents::Gateway {
+            name: g.name.clone(),
+            namespace: g.namespace.clone(),
+            section_name: g.section_name.clone(),
+        },
+        (None, Some(services)) => HttpRouteParents::Services(services.clone()),
+        _ => {
+            check.report(
+                "kube.http_routes",
+                "name exactly one of `gateway` (an edge weir) and `services` (a sidecar)",
+            );
+            HttpRouteParents::Services(Vec::new())
+        }
+    };
+    let version = match raw.version.as_deref() {
+        None | Some("v1") => GatewayVersion::V1,
+        Some("v1beta1") => GatewayVersion::V1beta1,
+        Some(other) => {
+            check.report(
+                "kube.http_routes.version",
+                format!("{other:?}: use v1 or v1beta1"),
+            );
+            GatewayVersion::V1
+        }
+    };
+    HttpRoutesSource {
+        parents,
+        controller_name: raw.controller_name.clone(),
+        version,
+    }
 }

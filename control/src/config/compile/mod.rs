@@ -23,7 +23,13 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
     let mut check = Checker::new(file.parent().unwrap_or(Path::new("")));
     let (listeners, admin) = listener::listeners(&raw.listeners, &raw.admin, &mut check);
     let limits = limits(&raw.limits, &mut check);
-    let routes = route::routes(&raw.routes, &raw.upstream_defaults, &mut check);
+    let from_http_routes = raw.kube.as_ref().is_some_and(|k| k.http_routes.is_some());
+    let routes = route::routes(
+        &raw.routes,
+        &raw.upstream_defaults,
+        !from_http_routes,
+        &mut check,
+    );
     let rollout = raw
         .rollout
         .as_ref()

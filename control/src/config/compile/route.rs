@@ -14,12 +14,14 @@ use crate::config::model::{
     RawHeaderRoute, RawMirror, RawRoute, RawSticky, RawTarget, RawUpstreamDefaults,
 };
 
+/// `required`: whether the config must have a route (not when HTTPRoutes make the table).
 pub fn routes(
     raw: &[RawRoute],
     raw_defaults: &RawUpstreamDefaults,
+    required: bool,
     check: &mut Checker,
 ) -> Vec<RouteSpec> {
-    if raw.is_empty() {
+    if raw.is_empty() && required {
         check.report("routes", "at least one route is required");
     }
     let defaults = UpstreamDefaults::compile(raw_defaults, check);

@@ -20,6 +20,8 @@
 //! `rollouts.argoproj.io` (or `trafficsplits.split.smi-spec.io`) and
 //! `endpointslices.discovery.k8s.io`.
 
+pub mod gateway;
+pub mod httproute;
 pub mod objects;
 pub mod quantity;
 pub mod reconcile;
@@ -172,8 +174,7 @@ fn launch(
     gauges.update(&watch::lock(&shared));
     let (tx, rx) = mpsc::channel(256);
     let mut tasks = watch::spawn_watches(client.clone(), &cfg, tx);
-    let splits = matches!(cfg.weights, WeightSource::TrafficSplit { .. });
-    let reconciler = watch::Reconciler::new(cfg, plane.clone(), shared.clone(), splits);
+    let reconciler = watch::Reconciler::new(cfg, plane.clone(), shared.clone());
     tasks.push(tokio::spawn(reconciler.run(rx, gauges.clone())));
     Ok(KubeHandle {
         shared,

@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use weir_proxy::table::spec::{BackendSpec, TableSpec, Target, MAX_WEIGHT_BP, STABLE};
 
+use super::gateway::{self, RouteStatus};
+use super::httproute::HttpRouteView;
 use super::objects::{RolloutView, SliceView, SplitView, Strategy, TrafficWeights};
 use crate::config::{KubeSourceConfig, PortRef, WeightSource};
 
@@ -19,6 +21,8 @@ pub struct Observed {
     pub splits: BTreeMap<String, SplitView>,
     /// EndpointSlices by slice name.
     pub slices: BTreeMap<String, SliceView>,
+    /// HTTPRoutes by name.
+    pub http_routes: BTreeMap<String, HttpRouteView>,
 }
 
 /// What a reconcile decided.
@@ -29,6 +33,8 @@ pub struct Desired {
     pub summary: String,
     /// Things worth a warning (logged once per change of the set).
     pub warnings: Vec<String>,
+    /// For an HTTPRoute source: each HTTPRoute's status under each parent that is this weir.
+    pub statuses: Vec<RouteStatus>,
 }
 
 /// Argo's decision reduced to what the route needs.
@@ -74,6 +80,15 @@ pub fn reconcile(cfg: &KubeSourceConfig, obs: &Observed) -> Result<Desired, Stri
         }
         WeightSource::TrafficSplit { name, .. } => {
             split_decision(cfg, obs.splits.get(name), name, &mut warnings)?
+        }
+        WeightSource::HttpRoutes(source) => {
+            let (spec, translated) = gateway::translate(cfg, source, obs);
+            return Ok(Desired {
+                spec,
+                summary: translated.summary,
+                warnings: translated.warnings,
+                statuses: translated.statuses,
+            });
         }
     };
     build(cfg, obs, decision, warnings)
@@ -292,6 +307,19 @@ pub fn service_addresses(
     service: &str,
     warnings: &mut Vec<String>,
 ) -> Vec<String> {
+    service_addresses_on(cfg, obs, service, None, warnings)
+}
+
+/// Like [`service_addresses`], for a reference that names the Service's `port` (an HTTPRoute
+/// backendRef): without a `kube.ports` choice, the slice port with that number (the Service
+/// port equals its target port), else the slice's one TCP port.
+pub fn service_addresses_on(
+    cfg: &KubeSourceConfig,
+    obs: &Observed,
+    service: &str,
+    port: Option<u16>,
+    warnings: &mut Vec<String>,
+) -> Vec<String> {
     let port_ref = cfg.ports.get(service).or(cfg.default_port.as_ref());
     let mut out = BTreeSet::new();
     for slice in obs.slices.values() {
@@ -312,6 +340,7 @@ pub fn service_addresses(
                     .filter(|p| p.protocol == "TCP" && p.port.is_some())
                     .collect();
                 match tcp.as_slice() {
+                    _ if port.is_some() && tcp.iter().any(|p| p.port == port) => port,
                     [one] => one.port,
                     _ => None,
                 }
@@ -411,6 +440,7 @@ fn build(
         spec,
         summary,
         warnings,
+        statuses: Vec::new(),
     })
 }
 

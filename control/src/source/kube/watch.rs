@@ -21,9 +21,10 @@ use tokio::sync::mpsc;
 use weir_proxy::table::spec::TableSpec;
 use weir_proxy::DataPlane;
 
+use super::httproute::HttpRouteView;
 use super::objects::{RolloutView, SliceView, SplitView, SERVICE_NAME_LABEL};
 use super::reconcile::{reconcile, Observed};
-use crate::config::KubeSourceConfig;
+use crate::config::{KubeSourceConfig, WeightSource};
 
 /// One change seen by a watch task.
 #[derive(Debug)]
@@ -42,6 +43,7 @@ pub(crate) enum Msg {
     Rollout(Change<RolloutView>),
     Split(Change<SplitView>),
     Slice(Change<SliceView>),
+    HttpRoute(Change<HttpRouteView>),
 }
 
 /// Sync state shared with the handle.
@@ -257,6 +259,7 @@ pub(crate) struct Reconciler {
     shared: Shared,
     rollouts: Option<Store<RolloutView>>,
     splits: Option<Store<SplitView>>,
+    http_routes: Option<Store<HttpRouteView>>,
     slices: Store<SliceView>,
     deleted_rollout: Option<RolloutView>,
     last_summary: Option<String>,
@@ -264,10 +267,18 @@ pub(crate) struct Reconciler {
 }
 
 impl Reconciler {
-    pub fn new(cfg: KubeSourceConfig, plane: Arc<DataPlane>, shared: Shared, splits: bool) -> Self {
+    pub fn new(cfg: KubeSourceConfig, plane: Arc<DataPlane>, shared: Shared) -> Self {
+        let (rollouts, splits, http_routes) = match &cfg.weights {
+            WeightSource::Rollout { .. } | WeightSource::RolloutSelector { .. } => {
+                (Some(Store::new("Rollout")), None, None)
+            }
+            WeightSource::TrafficSplit { .. } => (None, Some(Store::new("TrafficSplit")), None),
+            WeightSource::HttpRoutes(_) => (None, None, Some(Store::new("HTTPRoute"))),
+        };
         Reconciler {
-            rollouts: (!splits).then(|| Store::new("Rollout")),
-            splits: splits.then(|| Store::new("TrafficSplit")),
+            rollouts,
+            splits,
+            http_routes,
             slices: Store::new("EndpointSlice"),
             cfg,
             plane,
@@ -293,15 +304,21 @@ impl Reconciler {
             },
             Msg::Split(c) => self.splits.as_mut().map(|s| s.change(c).0).unwrap_or(false),
             Msg::Slice(c) => self.slices.change(c).0,
+            Msg::HttpRoute(c) => self
+                .http_routes
+                .as_mut()
+                .map(|s| s.change(c).0)
+                .unwrap_or(false),
         };
         self.update_sync();
         changed
     }
 
     fn weights_store_healthy(&self) -> (bool, bool) {
-        match (&self.rollouts, &self.splits) {
-            (Some(s), _) => (s.synced_once, s.healthy()),
-            (_, Some(s)) => (s.synced_once, s.healthy()),
+        match (&self.rollouts, &self.splits, &self.http_routes) {
+            (Some(s), _, _) => (s.synced_once, s.healthy()),
+            (_, Some(s), _) => (s.synced_once, s.healthy()),
+            (_, _, Some(s)) => (s.synced_once, s.healthy()),
             _ => (false, false),
         }
     }
@@ -331,6 +348,11 @@ impl Reconciler {
                 .map(|s| s.items.clone())
                 .unwrap_or_default(),
             slices: self.slices.items.clone(),
+            http_routes: self
+                .http_routes
+                .as_ref()
+                .map(|s| s.items.clone())
+                .unwrap_or_default(),
         }
     }
 
@@ -412,7 +434,6 @@ pub(crate) fn spawn_watches(
     cfg: &KubeSourceConfig,
     tx: mpsc::Sender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    use crate::config::WeightSource;
     let retry = (cfg.retry_initial, cfg.retry_max);
     let ns = cfg.namespace.as_str();
     let mut tasks = Vec::new();
@@ -446,6 +467,28 @@ pub(crate) fn spawn_watches(
                 retry,
                 parse,
                 Msg::Rollout,
+                tx.clone(),
+            )));
+        }
+        WeightSource::HttpRoutes(source) => {
+            let ar = dynamic(
+                super::httproute::GATEWAY_GROUP,
+                source.version.as_str(),
+                "HTTPRoute",
+                "httproutes",
+            );
+            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
+            // Every HTTPRoute of the namespace: which are ours is decided on their parentRefs.
+            let parse = |o: &DynamicObject| {
+                let object = serde_json::to_value(o).map_err(|e| e.to_string())?;
+                HttpRouteView::parse(&object)
+            };
+            tasks.push(tokio::spawn(watch_loop(
+                api,
+                watcher::Config::default(),
+                retry,
+                parse,
+                Msg::HttpRoute,
                 tx.clone(),
             )));
         }

@@ -1,0 +1,395 @@
+//! The HTTPRoutes of the Gateway API project, the Argo Rollouts Gateway API plugin and Flagger,
+//! read unchanged (fixtures/gateway-api) and translated into tables the data plane compiles —
+//! and the controllers' edits (setWeight, setHeaderRoute, Flagger's A/B and session affinity)
+//! matched and split as the spec says.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use weir_control::config::{
+    GatewayVersion, HttpRouteParents, HttpRoutesSource, KubeSourceConfig, WeightSource,
+};
+use weir_control::source::kube::gateway::{translate, RouteStatus};
+use weir_control::source::kube::httproute::{FilterView, HttpRouteView, ParentRef};
+use weir_control::source::kube::objects::{SliceEndpoint, SlicePort, SliceView};
+use weir_control::source::kube::Observed;
+use weir_proxy::stats::{LiveStats, Metrics};
+use weir_proxy::table::spec::TableSpec;
+use weir_proxy::table::{Compiler, RouteTable};
+use weir_proxy::upstream::Upstreams;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/gateway-api");
+
+/// Every `kind: HTTPRoute` document of a file.
+fn http_routes(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    serde_yaml_ng::Deserializer::from_str(&text)
+        .filter_map(|doc| {
+            let v: Value = serde::Deserialize::deserialize(doc).ok()?;
+            (v["kind"] == "HTTPRoute").then_some(v)
+        })
+        .map(|mut v| {
+            // As the API server stores it: in a namespace.
+            if v["metadata"]["namespace"].is_null() {
+                v["metadata"]["namespace"] = json!("default");
+            }
+            v
+        })
+        .collect()
+}
+
+fn source(parents: HttpRouteParents) -> HttpRoutesSource {
+    HttpRoutesSource {
+        parents,
+        controller_name: "weir.example/gateway".into(),
+        version: GatewayVersion::V1,
+    }
+}
+
+fn config(source: HttpRoutesSource) -> KubeSourceConfig {
+    KubeSourceConfig::new(
+        "default",
+        WeightSource::HttpRoutes(source),
+        "",
+        TableSpec::default(),
+    )
+}
+
+/// The parents a route's first parentRef names, as a weir serving it would be configured;
+/// None for a parent weir cannot be (a multi-cluster ServiceImport).
+fn parents_of(route: &HttpRouteView) -> Option<HttpRouteParents> {
+    let p: &ParentRef = route.parent_refs.first()?;
+    match (p.group(), p.kind()) {
+        ("" | "core", "Service") => Some(HttpRouteParents::Services(vec![p.name.clone()])),
+        ("gateway.networking.k8s.io", "Gateway") => Some(HttpRouteParents::Gateway {
+            name: p.name.clone(),
+            namespace: p.namespace.clone(),
+            section_name: p.section_name.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// One ready endpoint per Service, on its own loopback port.
+fn slices(services: &[&str]) -> BTreeMap<String, SliceView> {
+    services
+        .iter()
+        .enumerate()
+        .map(|(i, service)| {
+            let slice = SliceView {
+                name: format!("{service}-abc"),
+                service: Some(service.to_string()),
+                address_type: "IPv4".into(),
+                ports: vec![SlicePort {
+                    name: Some("http".into()),
+                    port: Some(9000 + i as u16),
+                    protocol: "TCP".into(),
+                }],
+                endpoints: vec![SliceEndpoint {
+                    addresses: vec!["127.0.0.1".into()],
+                    ready: true,
+                }],
+            };
+            (slice.name.clone(), slice)
+        })
+        .collect()
+}
+
+fn compile(table: &TableSpec) -> RouteTable {
+    let compiler = Compiler {
+        upstreams: Arc::new(Upstreams::new()),
+        metrics: Arc::new(Metrics::new()),
+        live: Arc::new(LiveStats::new()),
+    };
+    compiler
+        .compile(table)
+        .unwrap_or_else(|e| panic!("table refused: {e}\n{table:#?}"))
+}
+
+fn condition<'s>(status: &'s RouteStatus, kind: &str) -> (bool, &'s str) {
+    let c = status
+        .conditions
+        .iter()
+        .find(|c| c.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {status:?}"));
+    (c.status, c.reason)
+}
+
+/// Every HTTPRoute of the three projects is read; each one weir can carry out becomes one
+/// route per rule in a table that compiles, and each one it cannot is not accepted, with the
+/// spec's reason, instead of being served differently from what it says.
+#[test]
+fn every_fixture_httproute_is_read_and_served_or_refused_with_a_reason() {
+    let mut files = 0;
+    let mut served = 0;
+    let mut refused = Vec::new();
+    let mut not_ours = 0;
+    for dir in ["examples", "argo-plugin"] {
+        let mut paths: Vec<_> = std::fs::read_dir(format!("{FIXTURES}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
+            .collect();
+        paths.sort();
+        for path in paths {
+            for mut object in http_routes(&path) {
+                files += 1;
+                if object["spec"]["parentRefs"].is_null() {
+                    // Several examples (traffic splitting among them) attach to nothing; here
+                    // they are attached to a Gateway, so that their rules are translated too.
+                    object["spec"]["parentRefs"] = json!([{"name": "test-gateway"}]);
+                }
+                let route = HttpRouteView::parse(&object)
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let Some(parents) = parents_of(&route) else {
+                    // Attached to nothing weir can be: no status, no routes from weir.
+                    not_ours += 1;
+                    continue;
+                };
+                let source = source(parents);
+                let mut services: Vec<&str> = route
+                    .rules
+                    .iter()
+                    .flat_map(|r| r.backend_refs.iter().map(|b| b.object.name.as_str()))
+                    .collect();
+                for rule in &route.rules {
+                    for f in &rule.filters {
+                        if let FilterView::RequestMirror(m) = f {
+                            services.push(m.backend_ref.name.as_str());
+                        }
+                    }
+                }
+                let obs = Observed {
+                    slices: slices(&services),
+                    http_routes: BTreeMap::from([(route.name.clone(), route.clone())]),
+                    ..Observed::default()
+                };
+                let (table, translated) = translate(&config(source.clone()), &source, &obs);
+                let Some(status) = translated.statuses.first() else {
+                    panic!(
+                        "{}: not attached to {:?}",
+                        path.display(),
+                        route.parent_refs[0]
+                    );
+                };
+                assert_eq!(status.name, route.name);
+                let has_unsupported = route.rules.iter().any(|r| {
+                    r.filters
+                        .iter()
+                        .chain(r.backend_refs.iter().flat_map(|b| &b.filters))
+                        .any(|f| matches!(f, FilterView::Unsupported(_)))
+                });
+                let non_service = route
+                    .rules
+                    .iter()
+                    .flat_map(|r| &r.backend_refs)
+                    .any(|b| !b.object.is_service());
+                if has_unsupported {
+                    assert_eq!(
+                        condition(status, "Accepted"),
+                        (false, "UnsupportedValue"),
+                        "{}",
+                        path.display()
+                    );
+                    assert!(table.routes.is_empty(), "{}", path.display());
+                    refused.push(path.file_name().unwrap().to_string_lossy().to_string());
+                    continue;
+                }
+                assert_eq!(
+                    condition(status, "Accepted"),
+                    (true, "Accepted"),
+                    "{}: {status:?}",
+                    path.display()
+                );
+                let elsewhere = route.rules.iter().flat_map(|r| &r.backend_refs).any(|b| {
+                    b.object
+                        .namespace
+                        .as_ref()
+                        .is_some_and(|ns| *ns != route.namespace)
+                });
+                if non_service {
+                    assert_eq!(condition(status, "ResolvedRefs"), (false, "InvalidKind"));
+                } else if elsewhere {
+                    // ReferenceGrants are not followed: a Service in another namespace is not
+                    // resolved, and the route says so.
+                    assert_eq!(
+                        condition(status, "ResolvedRefs"),
+                        (false, "RefNotPermitted")
+                    );
+                } else {
+                    assert_eq!(
+                        condition(status, "ResolvedRefs"),
+                        (true, "ResolvedRefs"),
+                        "{}: {status:?}",
+                        path.display()
+                    );
+                }
+                assert_eq!(table.routes.len(), route.rules.len(), "{}", path.display());
+                compile(&table);
+                served += 1;
+            }
+        }
+    }
+    // 57 example files hold HTTPRoutes besides Gateways, and the plugin's 16 examples one each.
+    // 66 HTTPRoutes in the two directories: 1 attached to a ServiceImport, 18 using CORS,
+    // redirects or rewrites, 47 served.
+    assert_eq!(files, 66, "HTTPRoutes read");
+    assert_eq!(
+        not_ours, 1,
+        "only the multi-cluster ServiceImport parent is not weir's"
+    );
+    assert_eq!(served, 47, "served; refused: {refused:?}");
+    assert_eq!(refused.len(), 18, "{refused:?}");
+    // Redirects, rewrites and CORS are not weir's: those examples are refused, each of them.
+    for expected in [
+        "standard_http-redirect.yaml",
+        "standard_http-rewrite.yaml",
+        "standard_http-cors_httproute-all-fields-set.yaml",
+    ] {
+        assert!(
+            refused.iter().any(|r| r == expected),
+            "{expected}: {refused:?}"
+        );
+    }
+}
+
+fn argo_route(weights: (u32, u32)) -> Value {
+    let path = format!("{FIXTURES}/argo-plugin/cilium_httproute.yml");
+    let mut route = http_routes(Path::new(&path)).remove(0);
+    // The plugin's setWeight: canary W, stable 100 - W, the rest of the object unchanged.
+    route["metadata"]["namespace"] = json!("default");
+    route["spec"]["rules"][0]["backendRefs"][0]["weight"] = json!(weights.0);
+    route["spec"]["rules"][0]["backendRefs"][1]["weight"] = json!(weights.1);
+    route
+}
+
+fn observed(routes: &[Value], services: &[&str]) -> Observed {
+    Observed {
+        slices: slices(services),
+        http_routes: routes
+            .iter()
+            .map(|r| {
+                let view = HttpRouteView::parse(r).unwrap_or_else(|e| panic!("{e}"));
+                (view.name.clone(), view)
+            })
+            .collect(),
+        ..Observed::default()
+    }
+}
+
+const ARGO_SERVICES: [&str; 2] = [
+    "argo-rollouts-stable-service",
+    "argo-rollouts-canary-service",
+];
+
+/// The Argo plugin's setWeight and setHeaderRoute on its own example route: the weights are
+/// the split, the Services the Rollout names are labelled stable and canary, and the injected
+/// header rule beats the weighted `/` rule.
+#[test]
+fn argo_plugin_set_weight_and_set_header_route() {
+    let gateway = HttpRouteParents::Gateway {
+        name: "cilium".into(),
+        namespace: None,
+        section_name: None,
+    };
+    let src = source(gateway);
+    let mut cfg = config(src.clone());
+    cfg.stable_service = Some(ARGO_SERVICES[0].into());
+    cfg.canary_service = Some(ARGO_SERVICES[1].into());
+
+    let route = argo_route((70, 30));
+    let (table, t) = translate(&cfg, &src, &observed(&[route.clone()], &ARGO_SERVICES));
+    assert_eq!(t.statuses.len(), 1);
+    let compiled = compile(&table);
+    let r = &compiled.routes()[0];
+    assert_eq!(&*r.name, "default/argo-rollouts-http-route/0");
+    assert_eq!(r.shares_bp(), [7000, 3000]);
+    assert_eq!(r.canary_weight_bp(), 3000);
+    assert_eq!(&*r.backend(0).name, "stable");
+
+    // setHeaderRoute: a named rule, the step's header added to the source rule's matches, the
+    // canary ref alone, appended at the end of the rules.
+    let mut with_header = route;
+    let rules = with_header["spec"]["rules"].as_array_mut().unwrap();
+    rules.push(json!({
+        "name": "canary-header",
+        "matches": [{"path": {"type": "PathPrefix", "value": "/"},
+                     "headers": [{"type": "Exact", "name": "X-Canary", "value": "yes"}]}],
+        "backendRefs": [{"group": "", "kind": "Service", "name": ARGO_SERVICES[1], "port": 80}],
+    }));
+    let (table, _) = translate(&cfg, &src, &observed(&[with_header], &ARGO_SERVICES));
+    let compiled = compile(&table);
+    let mut tester = http::HeaderMap::new();
+    tester.insert("x-canary", "yes".parse().unwrap());
+    let host = Some(&b"demo.example.com"[..]);
+    let found = compiled.find(host, b"GET", b"/shop", &tester).unwrap();
+    assert_eq!(
+        &*found.name,
+        "default/argo-rollouts-http-route/canary-header"
+    );
+    assert_eq!(found.shares_bp(), [10_000]);
+    let plain = compiled
+        .find(host, b"GET", b"/shop", &http::HeaderMap::new())
+        .unwrap();
+    assert_eq!(&*plain.name, "default/argo-rollouts-http-route/0");
+    // Another host: the route's hostnames hold.
+    assert!(compiled
+        .find(Some(b"other.example.com"), b"GET", b"/", &tester)
+        .is_none());
+}
+
+/// A route attached elsewhere (another Gateway, another section, another Service) is not
+/// ours and gets no status from weir.
+#[test]
+fn only_routes_attached_to_what_weir_serves_are_taken() {
+    let src = source(HttpRouteParents::Gateway {
+        name: "other".into(),
+        namespace: None,
+        section_name: None,
+    });
+    let (table, t) = translate(
+        &config(src.clone()),
+        &src,
+        &observed(&[argo_route((50, 50))], &ARGO_SERVICES),
+    );
+    assert!(table.routes.is_empty());
+    assert!(t.statuses.is_empty());
+
+    let mesh = source(HttpRouteParents::Services(vec![
+        "argo-rollouts-service".into()
+    ]));
+    let path = format!("{FIXTURES}/argo-plugin/cilium-header-based_httproute.yaml");
+    let gamma = http_routes(Path::new(&path));
+    let (table, t) = translate(
+        &config(mesh.clone()),
+        &mesh,
+        &observed(&gamma, &ARGO_SERVICES),
+    );
+    assert_eq!(table.routes.len(), 1, "{t:?}");
+    assert_eq!(t.statuses[0].parent.kind(), "Service");
+}
+
+/// A backendRef whose Service has no EndpointSlice is reported (ResolvedRefs False,
+/// BackendNotFound); the route still serves, its share going to the refs that resolved.
+#[test]
+fn an_unresolved_backend_is_reported_and_its_share_goes_to_the_others() {
+    let src = source(HttpRouteParents::Gateway {
+        name: "cilium".into(),
+        namespace: None,
+        section_name: None,
+    });
+    let (table, t) = translate(
+        &config(src.clone()),
+        &src,
+        &observed(&[argo_route((80, 20))], &ARGO_SERVICES[..1]),
+    );
+    assert_eq!(
+        condition(&t.statuses[0], "ResolvedRefs"),
+        (false, "BackendNotFound")
+    );
+    assert_eq!(condition(&t.statuses[0], "Accepted"), (true, "Accepted"));
+    let compiled = compile(&table);
+    assert_eq!(compiled.routes()[0].shares_bp(), [10_000]);
+}
