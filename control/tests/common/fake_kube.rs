@@ -80,6 +80,8 @@ fn kind_of_plural(plural: &str) -> String {
         "trafficsplits" => "TrafficSplit",
         "endpointslices" => "EndpointSlice",
         "services" => "Service",
+        "httproutes" => "HTTPRoute",
+        "leases" => "Lease",
         other => other,
     }
     .to_string()
@@ -142,6 +144,34 @@ impl FakeCluster {
         let rv = inner.rv;
         object["metadata"]["namespace"] = json!(namespace);
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
+        // As the API server keeps them: the creation time stays, the generation counts the
+        // changes of the spec (not of metadata or status).
+        let before = inner
+            .objects
+            .get(&collection)
+            .and_then(|c| c.get(&name))
+            .cloned();
+        let (created, generation) = match &before {
+            Some(old) => (
+                old["metadata"]["creationTimestamp"].clone(),
+                old["metadata"]["generation"].as_i64().unwrap_or(1)
+                    + i64::from(old["spec"] != object["spec"]),
+            ),
+            // One second per resourceVersion: later objects are younger.
+            None => (
+                json!(format!(
+                    "2026-12-01T{:02}:{:02}:{:02}Z",
+                    rv / 3600 % 24,
+                    rv / 60 % 60,
+                    rv % 60
+                )),
+                1,
+            ),
+        };
+        if object["metadata"]["creationTimestamp"].is_null() {
+            object["metadata"]["creationTimestamp"] = created;
+        }
+        object["metadata"]["generation"] = json!(generation);
         let old = inner
             .objects
             .entry(collection.clone())

@@ -15,11 +15,12 @@ use weir_proxy::table::spec::{
     RouteSpec, TableSpec, ValueMatch, WeightedBackend, CANARY, MAX_WEIGHT_BP, STABLE,
 };
 
+use super::endpoints::service_addresses_on;
 use super::httproute::{
     BackendRefView, FilterView, HeaderFilterView, HttpRouteView, MatchView, ObjectRef, ParentRef,
     RuleView, ValueView,
 };
-use super::reconcile::{service_addresses_on, Observed};
+use super::observed::Observed;
 use crate::config::{HttpRouteParents, HttpRoutesSource, KubeSourceConfig};
 
 /// One condition of `status.parents[].conditions`.

@@ -20,9 +20,11 @@
 //! `rollouts.argoproj.io` (or `trafficsplits.split.smi-spec.io`) and
 //! `endpointslices.discovery.k8s.io`.
 
+mod endpoints;
 pub mod gateway;
 pub mod httproute;
 pub mod objects;
+mod observed;
 pub mod quantity;
 pub mod reconcile;
 mod watch;

@@ -1,29 +1,14 @@
 //! The pure part: the watched objects as last seen → the table to apply. No I/O, no clock.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use weir_proxy::table::spec::{BackendSpec, TableSpec, Target, MAX_WEIGHT_BP, STABLE};
 
+pub use super::endpoints::{service_addresses, service_addresses_on};
 use super::gateway::{self, RouteStatus};
-use super::httproute::HttpRouteView;
-use super::objects::{RolloutView, SliceView, SplitView, Strategy, TrafficWeights};
-use crate::config::{KubeSourceConfig, PortRef, WeightSource};
-
-/// The state of the watched objects, as the watch task keeps it.
-#[derive(Clone, Debug, Default)]
-pub struct Observed {
-    /// Live Rollouts by name (those the watch selects).
-    pub rollouts: BTreeMap<String, RolloutView>,
-    /// The last Rollout that was deleted (or vanished in a re-list): its Services are where
-    /// traffic falls back to when no Rollout is left.
-    pub deleted_rollout: Option<RolloutView>,
-    /// TrafficSplits by name.
-    pub splits: BTreeMap<String, SplitView>,
-    /// EndpointSlices by slice name.
-    pub slices: BTreeMap<String, SliceView>,
-    /// HTTPRoutes by name.
-    pub http_routes: BTreeMap<String, HttpRouteView>,
-}
+use super::objects::{RolloutView, SplitView, Strategy, TrafficWeights};
+pub use super::observed::Observed;
+use crate::config::{KubeSourceConfig, WeightSource};
 
 /// What a reconcile decided.
 #[derive(Clone, Debug, PartialEq)]
@@ -300,76 +285,6 @@ fn split_decision(
     })
 }
 
-/// Ready addresses of a Service, `host:port`, sorted and without duplicates.
-pub fn service_addresses(
-    cfg: &KubeSourceConfig,
-    obs: &Observed,
-    service: &str,
-    warnings: &mut Vec<String>,
-) -> Vec<String> {
-    service_addresses_on(cfg, obs, service, None, warnings)
-}
-
-/// Like [`service_addresses`], for a reference that names the Service's `port` (an HTTPRoute
-/// backendRef): without a `kube.ports` choice, the slice port with that number (the Service
-/// port equals its target port), else the slice's one TCP port.
-pub fn service_addresses_on(
-    cfg: &KubeSourceConfig,
-    obs: &Observed,
-    service: &str,
-    port: Option<u16>,
-    warnings: &mut Vec<String>,
-) -> Vec<String> {
-    let port_ref = cfg.ports.get(service).or(cfg.default_port.as_ref());
-    let mut out = BTreeSet::new();
-    for slice in obs.slices.values() {
-        if slice.service.as_deref() != Some(service) {
-            continue;
-        }
-        let port = match port_ref {
-            Some(PortRef::Number(n)) => Some(*n),
-            Some(PortRef::Name(want)) => slice
-                .ports
-                .iter()
-                .find(|p| p.name.as_deref() == Some(want.as_str()))
-                .and_then(|p| p.port),
-            None => {
-                let tcp: Vec<_> = slice
-                    .ports
-                    .iter()
-                    .filter(|p| p.protocol == "TCP" && p.port.is_some())
-                    .collect();
-                match tcp.as_slice() {
-                    _ if port.is_some() && tcp.iter().any(|p| p.port == port) => port,
-                    [one] => one.port,
-                    _ => None,
-                }
-            }
-        };
-        let Some(port) = port else {
-            warnings.push(format!(
-                "EndpointSlice {} of Service {service}: no port to use ({}); set the Service's port",
-                slice.name,
-                match port_ref {
-                    Some(PortRef::Name(n)) => format!("no port named {n:?}"),
-                    _ => format!("{} TCP ports", slice.ports.len()),
-                }
-            ));
-            continue;
-        };
-        for endpoint in slice.endpoints.iter().filter(|e| e.ready) {
-            for address in &endpoint.addresses {
-                if slice.address_type == "IPv6" || address.contains(':') {
-                    out.insert(format!("[{address}]:{port}"));
-                } else {
-                    out.insert(format!("{address}:{port}"));
-                }
-            }
-        }
-    }
-    out.into_iter().collect()
-}
-
 fn build(
     cfg: &KubeSourceConfig,
     obs: &Observed,
@@ -447,7 +362,10 @@ fn build(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::kube::objects::{SliceEndpoint, SlicePort, SplitBackend, WeightDestination};
+    use crate::config::PortRef;
+    use crate::source::kube::objects::{
+        SliceEndpoint, SlicePort, SliceView, SplitBackend, WeightDestination,
+    };
     use crate::source::kube::SmiVersion;
     use weir_proxy::table::spec::RouteSpec;
 
