@@ -37,17 +37,7 @@ fn slice(namespace: &str, service: &str, port: u16) -> Value {
 /// A kubeconfig for the fake API server, and weir started with `kube` as its kube section.
 fn start_weir(server: &FakeApiServer, namespace: &str, kube: &str) -> Weir {
     let dir: PathBuf = common::temp_dir("gateway");
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{}\"}}}}]\n\
-             users: [{{name: weir, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: weir, namespace: {namespace}}}}}]\n\
-             current-context: fake\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    let kubeconfig = common::kubeconfig(&dir, &server.url(), namespace);
     std::fs::write(
         dir.join("weir.yaml"),
         format!(

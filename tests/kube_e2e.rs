@@ -80,17 +80,7 @@ async fn weir_follows_argo_weights_from_a_cluster_and_survives_the_api_going_awa
     let server = FakeApiServer::start(cluster.clone()).await;
 
     let dir = common::temp_dir("kube");
-    let kubeconfig = dir.join("kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{}\"}}}}]\n\
-             users: [{{name: weir, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: weir, namespace: {NS}}}}}]\n\
-             current-context: fake\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    let kubeconfig = common::kubeconfig(&dir, &server.url(), NS);
     std::fs::write(
         dir.join("weir.yaml"),
         format!(

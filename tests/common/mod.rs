@@ -21,3 +21,19 @@ pub fn temp_dir(tag: &str) -> PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A kubeconfig in `dir` for an API server at `url` (no credentials), `namespace` as the
+/// context's default; returns its path.
+pub fn kubeconfig(dir: &std::path::Path, url: &str, namespace: &str) -> PathBuf {
+    let path = dir.join("kubeconfig");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters: [{{name: fake, cluster: {{server: \"{url}\"}}}}]\n\
+             users: [{{name: weir, user: {{}}}}]\ncontexts: [{{name: fake, context: {{cluster: fake, user: weir, namespace: {namespace}}}}}]\n\
+             current-context: fake\n"
+        ),
+    )
+    .unwrap();
+    path
+}
