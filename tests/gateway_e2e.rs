@@ -487,3 +487,160 @@ async fn weights_precedence_mirror_and_zero_weights() {
     let seen = landing(&weir, 3, "/none", "shop", &[]).await;
     assert_eq!(seen.get("weir 500"), Some(&3), "{seen:?}");
 }
+
+// ---- status, written by one elected replica ---------------------------------------------------
+
+fn our_entry(route: &Value) -> Option<Value> {
+    route["status"]["parents"]
+        .as_array()?
+        .iter()
+        .find(|p| p["controllerName"] == "weir.example/gateway")
+        .cloned()
+}
+
+fn count(requests: &[String], prefix: &str, contains: &str) -> usize {
+    requests
+        .iter()
+        .filter(|r| r.starts_with(prefix) && r.contains(contains))
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_is_written_by_one_elected_replica_and_follows_the_generation() {
+    let text =
+        std::fs::read_to_string(format!("{FIXTURES}/argo-plugin/cilium_httproute.yml")).unwrap();
+    let mut route: Value = serde_yaml_ng::from_str(&text).unwrap();
+    route["metadata"]["namespace"] = json!("default");
+    // Another implementation's entry is already there: it must stay.
+    let other = json!({"parentRef": {"name": "cilium"}, "controllerName": "io.cilium/gateway-controller",
+                       "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
+                                       "observedGeneration": 1, "lastTransitionTime": "2026-11-30T00:00:00Z"}]});
+    route["status"] = json!({"parents": [other.clone()]});
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let cluster = FakeCluster::new();
+    cluster.apply(slice(
+        "default",
+        "argo-rollouts-stable-service",
+        stable.addr.port(),
+    ));
+    cluster.apply(slice(
+        "default",
+        "argo-rollouts-canary-service",
+        canary.addr.port(),
+    ));
+    cluster.apply(route.clone());
+    let server = FakeApiServer::start(cluster.clone()).await;
+    let kube = "{controller_name: weir.example/gateway, gateway: {name: cilium}, version: v1beta1, lease_duration: 2s}";
+    let mut first = Some(start_weir(&server, "default", kube));
+    let second = start_weir(&server, "default", kube);
+    let v1beta1 = "gateway.networking.k8s.io/v1beta1";
+    let stored = || {
+        cluster
+            .get(v1beta1, "HTTPRoute", "default", "argo-rollouts-http-route")
+            .unwrap()
+    };
+    let wait_status = |generation: i64, within: Duration| {
+        let stored = &stored;
+        async move {
+            let deadline = Instant::now() + within;
+            loop {
+                if let Some(entry) = our_entry(&stored()) {
+                    let c = &entry["conditions"];
+                    if c[0]["observedGeneration"] == generation {
+                        return entry;
+                    }
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "no status for generation {generation}: {}",
+                    stored()
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
+
+    let entry = wait_status(1, Duration::from_secs(10)).await;
+    assert_eq!(
+        entry["parentRef"],
+        json!({"kind": "Gateway", "name": "cilium"})
+    );
+    let conditions = entry["conditions"].as_array().unwrap();
+    assert_eq!(conditions[0]["type"], "Accepted");
+    assert_eq!(conditions[0]["status"], "True");
+    assert_eq!(conditions[1]["type"], "ResolvedRefs");
+    assert_eq!(conditions[1]["status"], "True");
+    assert_eq!(
+        stored()["status"]["parents"][0],
+        other,
+        "another controller's entry is kept"
+    );
+
+    let holder = |cluster: &FakeCluster| {
+        cluster
+            .get(
+                "coordination.k8s.io/v1",
+                "Lease",
+                "default",
+                "weir-httproute-status",
+            )
+            .and_then(|l| l["spec"]["holderIdentity"].as_str().map(String::from))
+            .unwrap_or_default()
+    };
+    let leader_pid = holder(&cluster);
+    let pids = [first.as_ref().unwrap().pid(), second.pid()];
+    assert!(
+        pids.iter().any(|p| leader_pid.ends_with(&format!("-{p}"))),
+        "{leader_pid} holds the lease, not one of {pids:?}"
+    );
+
+    // Steady state: no status write, lease renewals from the holder only.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = cluster.requests();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = cluster.requests();
+    let window = &after[before.len()..];
+    assert_eq!(count(window, "PUT", "/status"), 0, "{window:?}");
+    let renewals = count(window, "PUT", "/leases/");
+    assert!(
+        (2..=8).contains(&renewals),
+        "{renewals} lease renewals in 3 s: {window:?}"
+    );
+    assert_eq!(
+        window
+            .iter()
+            .filter(|r| !r.ends_with("?watch") && !r.contains("/leases/"))
+            .count(),
+        0,
+        "only watches and the holder's renewals at steady state: {window:?}"
+    );
+
+    // A controller edits the route: the new generation is reported once weir serves it.
+    route["spec"]["rules"][0]["backendRefs"][0]["weight"] = json!(80);
+    route["spec"]["rules"][0]["backendRefs"][1]["weight"] = json!(20);
+    cluster.apply(route.clone());
+    wait_status(2, Duration::from_secs(2)).await;
+    let (_, routes) = table(&second).await;
+    assert_eq!(
+        shares(&routes, "default/argo-rollouts-http-route/0"),
+        [80.0, 20.0]
+    );
+
+    // The holder goes away: the other replica takes the lease and writes the next status.
+    let first_pid = pids[0];
+    if leader_pid.ends_with(&format!("-{first_pid}")) {
+        drop(first.take());
+    } else {
+        drop(second);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while holder(&cluster) == leader_pid {
+        assert!(Instant::now() < deadline, "the lease was not taken over");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    route["spec"]["rules"][0]["backendRefs"][0]["weight"] = json!(50);
+    route["spec"]["rules"][0]["backendRefs"][1]["weight"] = json!(50);
+    cluster.apply(route);
+    wait_status(3, Duration::from_secs(3)).await;
+}

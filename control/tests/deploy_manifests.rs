@@ -507,7 +507,7 @@ fn deploy_rollout_wiring() {
 // RBAC, sidecar, ConfigMaps.
 
 #[test]
-fn deploy_rbac_is_read_only_and_namespaced() {
+fn deploy_rbac_is_namespaced_and_writes_only_httproute_status_and_its_lease() {
     let objects = objects();
     assert!(objects.iter().all(|(_, o)| kind(o) != "ClusterRole"));
     let role = objects
@@ -515,29 +515,42 @@ fn deploy_rbac_is_read_only_and_namespaced() {
         .find(|(_, o)| kind(o) == "Role")
         .map(|(_, o)| o)
         .unwrap();
+    // group/resource[:names] verb, for every grant.
     let mut granted = BTreeSet::new();
     for rule in role["rules"].as_sequence().unwrap() {
-        let verbs: Vec<&str> = rule["verbs"]
+        let names: Vec<&str> = rule["resourceNames"]
             .as_sequence()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap())
-            .collect();
-        assert_eq!(verbs, ["get", "list", "watch"]);
-        for g in rule["apiGroups"].as_sequence().unwrap() {
-            for r in rule["resources"].as_sequence().unwrap() {
-                granted.insert(format!("{}/{}", g.as_str().unwrap(), r.as_str().unwrap()));
+            .map(|n| n.iter().map(|v| v.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        for verb in rule["verbs"].as_sequence().unwrap() {
+            for g in rule["apiGroups"].as_sequence().unwrap() {
+                for r in rule["resources"].as_sequence().unwrap() {
+                    let mut grant = format!("{}/{}", g.as_str().unwrap(), r.as_str().unwrap());
+                    if !names.is_empty() {
+                        grant.push_str(&format!(":{}", names.join(",")));
+                    }
+                    granted.insert(format!("{grant} {}", verb.as_str().unwrap()));
+                }
             }
         }
     }
-    let want: BTreeSet<String> = [
+    let mut want = BTreeSet::new();
+    for read in [
         "argoproj.io/rollouts",
         "split.smi-spec.io/trafficsplits",
         "discovery.k8s.io/endpointslices",
         "/services",
-    ]
-    .map(String::from)
-    .into();
+        "gateway.networking.k8s.io/httproutes",
+        "coordination.k8s.io/leases",
+    ] {
+        for verb in ["get", "list", "watch"] {
+            want.insert(format!("{read} {verb}"));
+        }
+    }
+    // The only writes: HTTPRoute status, creating the Lease, and updating that one Lease.
+    want.insert("gateway.networking.k8s.io/httproutes/status update".to_string());
+    want.insert("coordination.k8s.io/leases create".to_string());
+    want.insert("coordination.k8s.io/leases:weir-httproute-status update".to_string());
     assert_eq!(granted, want);
     let binding = objects
         .iter()

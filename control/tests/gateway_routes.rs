@@ -45,6 +45,8 @@ fn source(parents: HttpRouteParents) -> HttpRoutesSource {
         parents,
         controller_name: "weir.example/gateway".into(),
         version: GatewayVersion::V1,
+        lease_name: "weir-httproute-status".into(),
+        lease_duration: std::time::Duration::from_secs(15),
     }
 }
 

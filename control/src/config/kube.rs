@@ -152,6 +152,12 @@ pub struct HttpRoutesSource {
     /// The GatewayClass `controllerName` weir implements; written in `status.parents[]`.
     pub controller_name: String,
     pub version: GatewayVersion,
+    /// The `coordination.k8s.io` Lease, in the namespace, that elects the one replica writing
+    /// status (default `weir-httproute-status`).
+    pub lease_name: String,
+    /// How long a Lease holder that stopped renewing keeps it (default 15 s; renewed every
+    /// third of it).
+    pub lease_duration: Duration,
 }
 
 /// What this weir serves, as HTTPRoutes' `parentRefs` name it.

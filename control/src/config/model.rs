@@ -71,6 +71,10 @@ pub struct RawHttpRoutes {
     pub services: Option<Vec<String>>,
     /// v1 (default) or v1beta1.
     pub version: Option<String>,
+    /// The Lease electing the replica that writes status (default weir-httproute-status).
+    pub lease_name: Option<String>,
+    /// How long an unrenewed Lease holds (default 15s).
+    pub lease_duration: Option<ConfigDuration>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -57,6 +57,8 @@ struct Inner {
     oldest_rv: u64,
     lists: BTreeMap<String, usize>,
     watches: BTreeMap<String, usize>,
+    /// Every request, as `METHOD path[?watch]`, in order.
+    log: Vec<String>,
     /// Bumped by `expire_watches`: open watches send 410 and end.
     expiry: u64,
 }
@@ -242,6 +244,21 @@ impl FakeCluster {
     }
 
     /// How many LIST requests a collection (by plural, e.g. "rollouts") got.
+    /// Every request served so far, as `METHOD path` (`?watch` for a watch), in order.
+    pub fn requests(&self) -> Vec<String> {
+        self.lock().log.clone()
+    }
+
+    /// The current version of an object, if it exists.
+    pub fn get(&self, api_version: &str, kind: &str, namespace: &str, name: &str) -> Option<Value> {
+        let collection = collection_path(api_version, namespace, &plural(kind));
+        self.lock()
+            .objects
+            .get(&collection)
+            .and_then(|c| c.get(name))
+            .cloned()
+    }
+
     pub fn lists(&self, plural: &str) -> usize {
         let inner = self.lock();
         inner
@@ -429,14 +446,18 @@ async fn handle(
     cluster: FakeCluster,
     req: Request<Incoming>,
 ) -> Result<Response<Body>, Infallible> {
-    if req.method() != hyper::Method::GET {
-        return Ok(full(
-            StatusCode::METHOD_NOT_ALLOWED,
-            status(405, "MethodNotAllowed", "the fake API server is read-only"),
-        ));
-    }
     let path = req.uri().path().trim_end_matches('/').to_string();
     let q = query(req.uri());
+    let watching = matches!(q.get("watch").map(String::as_str), Some("true" | "1"));
+    cluster.lock().log.push(format!(
+        "{} {path}{}",
+        req.method(),
+        if watching { "?watch" } else { "" }
+    ));
+    let method = req.method().clone();
+    if method != hyper::Method::GET {
+        return Ok(write(cluster, method, &path, req.into_body()).await);
+    }
     let segments: Vec<&str> = path.split('/').collect();
     // ["", "apis", group, version, "namespaces", ns, plural, (name)] or ["", "api", "v1", ...]
     let (api_version, rest) = match segments.get(1) {
@@ -603,6 +624,126 @@ async fn handle(
         }
     });
     Ok(watch_response(rx))
+}
+
+/// POST (create) to a collection; PUT (replace) of an object or of its `status` subresource,
+/// with the real server's optimistic concurrency: a stale `metadata.resourceVersion` gets 409.
+async fn write(
+    cluster: FakeCluster,
+    method: hyper::Method,
+    path: &str,
+    body: Incoming,
+) -> Response<Body> {
+    let bytes = match body.collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(e) => {
+            return full(
+                StatusCode::BAD_REQUEST,
+                status(400, "BadRequest", &e.to_string()),
+            )
+        }
+    };
+    let mut object: Value = match serde_json::from_slice(&bytes) {
+        Ok(v) => v,
+        Err(e) => {
+            return full(
+                StatusCode::BAD_REQUEST,
+                status(400, "BadRequest", &e.to_string()),
+            )
+        }
+    };
+    let segments: Vec<&str> = path.split('/').collect();
+    let rest_at = if segments.get(1) == Some(&"apis") {
+        4
+    } else {
+        3
+    };
+    let rest = segments.get(rest_at..).unwrap_or(&[]);
+    let (name, subresource) = match (&method, rest) {
+        (&hyper::Method::POST, ["namespaces", _, _]) => (None, None),
+        (&hyper::Method::PUT, ["namespaces", _, _, name]) => (Some(*name), None),
+        (&hyper::Method::PUT, ["namespaces", _, _, name, "status"]) => {
+            (Some(*name), Some("status"))
+        }
+        _ => {
+            return full(
+                StatusCode::METHOD_NOT_ALLOWED,
+                status(
+                    405,
+                    "MethodNotAllowed",
+                    "the fake serves POST to a collection and PUT of an object or its status",
+                ),
+            )
+        }
+    };
+    let current = {
+        let inner = cluster.lock();
+        let collection = format!(
+            "{}/namespaces/{}/{}",
+            segments[..rest_at].join("/"),
+            rest[1],
+            rest[2]
+        );
+        let name = name.or(object["metadata"]["name"].as_str()).unwrap_or("");
+        inner
+            .objects
+            .get(&collection)
+            .and_then(|c| c.get(name))
+            .cloned()
+    };
+    match (name, current) {
+        (None, Some(_)) => full(
+            StatusCode::CONFLICT,
+            status(409, "AlreadyExists", "object already exists"),
+        ),
+        (None, None) => {
+            object["metadata"]["resourceVersion"] = Value::Null;
+            cluster.apply(object.clone());
+            created(&cluster, &object)
+        }
+        (Some(name), None) => full(
+            StatusCode::NOT_FOUND,
+            status(404, "NotFound", &format!("{name:?} not found")),
+        ),
+        (Some(_), Some(current)) => {
+            let sent = object["metadata"]["resourceVersion"].as_str().unwrap_or("");
+            if !sent.is_empty() && sent != current["metadata"]["resourceVersion"] {
+                return full(
+                    StatusCode::CONFLICT,
+                    status(409, "Conflict", "the object has been modified; please apply your changes to the latest version"),
+                );
+            }
+            // The status subresource changes only status; the object itself, all but status.
+            let mut next = current.clone();
+            match subresource {
+                Some(_) => next["status"] = object["status"].clone(),
+                None => {
+                    next["spec"] = object["spec"].clone();
+                    next["metadata"]["labels"] = object["metadata"]["labels"].clone();
+                    next["metadata"]["annotations"] = object["metadata"]["annotations"].clone();
+                }
+            }
+            cluster.apply(next.clone());
+            created(&cluster, &next)
+        }
+    }
+}
+
+/// The stored object, as the server answers a write.
+fn created(cluster: &FakeCluster, sent: &Value) -> Response<Body> {
+    let api_version = sent["apiVersion"].as_str().unwrap_or("");
+    let kind = sent["kind"].as_str().unwrap_or("");
+    let namespace = sent["metadata"]["namespace"].as_str().unwrap_or("default");
+    let name = sent["metadata"]["name"].as_str().unwrap_or("");
+    let collection = collection_path(api_version, namespace, &plural(kind));
+    let inner = cluster.lock();
+    match inner.objects.get(&collection).and_then(|c| c.get(name)) {
+        Some(o) => full(StatusCode::OK, o.clone()),
+        None => full(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            status(500, "InternalError", "lost"),
+        ),
+    }
 }
 
 fn watch_response(rx: mpsc::Receiver<Bytes>) -> Response<Body> {

@@ -1,5 +1,7 @@
 //! The `kube:` section: which Kubernetes objects weir follows, and which route they drive.
 
+use std::time::Duration;
+
 use weir_proxy::table::spec::TableSpec;
 
 use crate::config::check::Checker;
@@ -125,9 +127,20 @@ fn http_routes(raw: &RawHttpRoutes, check: &mut Checker) -> HttpRoutesSource {
             GatewayVersion::V1
         }
     };
+    let lease_duration = check
+        .duration("kube.http_routes.lease_duration", raw.lease_duration)
+        .unwrap_or(Duration::from_secs(15));
+    if lease_duration < Duration::from_secs(1) {
+        check.report("kube.http_routes.lease_duration", "must be at least 1s");
+    }
     HttpRoutesSource {
         parents,
         controller_name: raw.controller_name.clone(),
         version,
+        lease_name: raw
+            .lease_name
+            .clone()
+            .unwrap_or_else(|| "weir-httproute-status".to_string()),
+        lease_duration,
     }
 }

@@ -8,6 +8,17 @@ use serde_json::Value;
 
 pub const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
+/// The HTTPRoute resource at `version`, for the dynamic API.
+pub fn api_resource(version: crate::config::GatewayVersion) -> kube::api::ApiResource {
+    kube::api::ApiResource {
+        group: GATEWAY_GROUP.to_string(),
+        version: version.as_str().to_string(),
+        api_version: format!("{GATEWAY_GROUP}/{}", version.as_str()),
+        kind: "HTTPRoute".to_string(),
+        plural: "httproutes".to_string(),
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HttpRouteView {
     pub namespace: String,

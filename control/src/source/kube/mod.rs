@@ -23,10 +23,13 @@
 mod endpoints;
 pub mod gateway;
 pub mod httproute;
+pub mod lease;
 pub mod objects;
 mod observed;
 pub mod quantity;
 pub mod reconcile;
+pub mod route_status;
+mod status_writer;
 mod watch;
 
 use std::sync::atomic::AtomicU64;
@@ -176,7 +179,27 @@ fn launch(
     gauges.update(&watch::lock(&shared));
     let (tx, rx) = mpsc::channel(256);
     let mut tasks = watch::spawn_watches(client.clone(), &cfg, tx);
-    let reconciler = watch::Reconciler::new(cfg, plane.clone(), shared.clone());
+    let statuses = match &cfg.weights {
+        WeightSource::HttpRoutes(source) => {
+            let (status_tx, status_rx) = tokio::sync::watch::channel(Vec::new());
+            let writer = status_writer::StatusConfig {
+                namespace: cfg.namespace.clone(),
+                controller: source.controller_name.clone(),
+                lease_name: source.lease_name.clone(),
+                lease_duration: source.lease_duration,
+                identity: status_writer::identity(),
+                routes: httproute::api_resource(source.version),
+            };
+            tasks.push(tokio::spawn(status_writer::run(
+                client.clone(),
+                writer,
+                status_rx,
+            )));
+            Some(status_tx)
+        }
+        _ => None,
+    };
+    let reconciler = watch::Reconciler::new(cfg, plane.clone(), shared.clone(), statuses);
     tasks.push(tokio::spawn(reconciler.run(rx, gauges.clone())));
     Ok(KubeHandle {
         shared,

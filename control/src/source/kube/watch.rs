@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use weir_proxy::table::spec::TableSpec;
 use weir_proxy::DataPlane;
 
+use super::gateway::RouteStatus;
 use super::httproute::HttpRouteView;
 use super::objects::{RolloutView, SliceView, SplitView, SERVICE_NAME_LABEL};
 use super::reconcile::{reconcile, Observed};
@@ -262,12 +263,19 @@ pub(crate) struct Reconciler {
     http_routes: Option<Store<HttpRouteView>>,
     slices: Store<SliceView>,
     deleted_rollout: Option<RolloutView>,
+    /// For an HTTPRoute source: where the statuses of the table in force go (the writer).
+    statuses: Option<tokio::sync::watch::Sender<Vec<RouteStatus>>>,
     last_summary: Option<String>,
     last_warnings: Vec<String>,
 }
 
 impl Reconciler {
-    pub fn new(cfg: KubeSourceConfig, plane: Arc<DataPlane>, shared: Shared) -> Self {
+    pub fn new(
+        cfg: KubeSourceConfig,
+        plane: Arc<DataPlane>,
+        shared: Shared,
+        statuses: Option<tokio::sync::watch::Sender<Vec<RouteStatus>>>,
+    ) -> Self {
         let (rollouts, splits, http_routes) = match &cfg.weights {
             WeightSource::Rollout { .. } | WeightSource::RolloutSelector { .. } => {
                 (Some(Store::new("Rollout")), None, None)
@@ -284,6 +292,7 @@ impl Reconciler {
             plane,
             shared,
             deleted_rollout: None,
+            statuses,
             last_summary: None,
             last_warnings: Vec::new(),
         }
@@ -385,6 +394,9 @@ impl Reconciler {
         self.last_warnings = desired.warnings.clone();
         let unchanged = lock(&self.shared).applied.as_ref() == Some(&desired.spec);
         if unchanged {
+            // The table in force is this one: its statuses hold (a new generation that
+            // changed nothing weir serves still gets its observedGeneration).
+            self.publish(&desired.statuses);
             return self.problem(None);
         }
         match self.plane.apply(&desired.spec) {
@@ -393,6 +405,7 @@ impl Reconciler {
                     tracing::info!(generation, "kube source: {}", desired.summary);
                     self.last_summary = Some(desired.summary.clone());
                 }
+                self.publish(&desired.statuses);
                 {
                     let mut s = lock(&self.shared);
                     s.applied = Some(desired.spec);
@@ -401,6 +414,19 @@ impl Reconciler {
                 self.problem(None);
             }
             Err(errors) => self.problem(Some(format!("table rejected: {errors}"))),
+        }
+    }
+
+    /// Statuses only ever describe a table in force: sent after it is applied.
+    fn publish(&self, statuses: &[RouteStatus]) {
+        if let Some(tx) = &self.statuses {
+            tx.send_if_modified(|current| {
+                let changed = current.as_slice() != statuses;
+                if changed {
+                    *current = statuses.to_vec();
+                }
+                changed
+            });
         }
     }
 
@@ -471,12 +497,7 @@ pub(crate) fn spawn_watches(
             )));
         }
         WeightSource::HttpRoutes(source) => {
-            let ar = dynamic(
-                super::httproute::GATEWAY_GROUP,
-                source.version.as_str(),
-                "HTTPRoute",
-                "httproutes",
-            );
+            let ar = super::httproute::api_resource(source.version);
             let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
             // Every HTTPRoute of the namespace: which are ours is decided on their parentRefs.
             let parse = |o: &DynamicObject| {

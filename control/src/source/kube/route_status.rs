@@ -1,0 +1,171 @@
+//! The pure part of writing HTTPRoute status: weir's entries of `status.parents[]` merged into
+//! what the object holds now, as a conformant implementation does — entries of other
+//! controllers untouched, ours replaced, a condition's `lastTransitionTime` kept while its
+//! status does not change — and nothing to write when nothing changed.
+
+use serde_json::{json, Map, Value};
+
+use super::gateway::RouteStatus;
+use super::httproute::ParentRef;
+
+/// The `status.parents` to write, or None when the object already says exactly this (so a
+/// steady state costs no write). `ours` are this route's statuses, one per parent of ours;
+/// empty removes weir's entries (the route is no longer attached).
+pub fn merged_parents(
+    current: &Value,
+    ours: &[RouteStatus],
+    controller: &str,
+    now: &str,
+) -> Option<Value> {
+    let existing: Vec<Value> = current["status"]["parents"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let (mine, others): (Vec<Value>, Vec<Value>) = existing
+        .into_iter()
+        .partition(|p| p["controllerName"] == controller);
+    let wanted: Vec<Value> = ours
+        .iter()
+        .map(|s| entry(s, controller, now, &mine))
+        .collect();
+    if same(&mine, &wanted) {
+        return None;
+    }
+    let mut parents = others;
+    parents.extend(wanted);
+    Some(Value::Array(parents))
+}
+
+fn entry(s: &RouteStatus, controller: &str, now: &str, previous: &[Value]) -> Value {
+    let parent_ref = parent_ref_json(&s.parent);
+    let before = previous.iter().find(|p| p["parentRef"] == parent_ref);
+    let conditions: Vec<Value> = s
+        .conditions
+        .iter()
+        .map(|c| {
+            let status = if c.status { "True" } else { "False" };
+            let old = before.and_then(|b| {
+                b["conditions"]
+                    .as_array()?
+                    .iter()
+                    .find(|o| o["type"] == c.kind)
+            });
+            let since = match old {
+                Some(o) if o["status"] == status => o["lastTransitionTime"].clone(),
+                _ => json!(now),
+            };
+            json!({
+                "type": c.kind,
+                "status": status,
+                "reason": c.reason,
+                "message": c.message,
+                "observedGeneration": s.generation,
+                "lastTransitionTime": since,
+            })
+        })
+        .collect();
+    json!({"parentRef": parent_ref, "controllerName": controller, "conditions": conditions})
+}
+
+/// The parentRef as the route wrote it, without the fields it left out.
+fn parent_ref_json(p: &ParentRef) -> Value {
+    let mut m = Map::new();
+    if let Some(g) = &p.group {
+        m.insert("group".into(), json!(g));
+    }
+    if let Some(k) = &p.kind {
+        m.insert("kind".into(), json!(k));
+    }
+    if let Some(n) = &p.namespace {
+        m.insert("namespace".into(), json!(n));
+    }
+    m.insert("name".into(), json!(p.name));
+    if let Some(s) = &p.section_name {
+        m.insert("sectionName".into(), json!(s));
+    }
+    if let Some(port) = p.port {
+        m.insert("port".into(), json!(port));
+    }
+    Value::Object(m)
+}
+
+/// Equal apart from transition times.
+fn same(a: &[Value], b: &[Value]) -> bool {
+    let strip = |v: &[Value]| -> Vec<Value> {
+        v.iter()
+            .map(|p| {
+                let mut p = p.clone();
+                if let Some(cs) = p["conditions"].as_array_mut() {
+                    for c in cs {
+                        if let Some(o) = c.as_object_mut() {
+                            o.remove("lastTransitionTime");
+                        }
+                    }
+                }
+                p
+            })
+            .collect()
+    };
+    strip(a) == strip(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::source::kube::gateway::Condition;
+
+    fn ours(accepted: bool, generation: i64) -> RouteStatus {
+        RouteStatus {
+            namespace: "ns".into(),
+            name: "r".into(),
+            generation,
+            parent: ParentRef {
+                name: "gw".into(),
+                ..ParentRef::default()
+            },
+            conditions: vec![Condition {
+                kind: "Accepted",
+                status: accepted,
+                reason: if accepted {
+                    "Accepted"
+                } else {
+                    "UnsupportedValue"
+                },
+                message: "m".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn other_controllers_entries_stay_and_a_steady_state_writes_nothing() {
+        let other =
+            json!({"parentRef": {"name": "gw"}, "controllerName": "other.io/x", "conditions": []});
+        let object = json!({"status": {"parents": [other.clone()]}});
+        let first = merged_parents(&object, &[ours(true, 3)], "weir.io/gw", "T1").unwrap();
+        assert_eq!(first[0], other);
+        assert_eq!(first[1]["controllerName"], "weir.io/gw");
+        assert_eq!(first[1]["parentRef"], json!({"name": "gw"}));
+        let c = &first[1]["conditions"][0];
+        assert_eq!(
+            (c["type"].as_str(), c["status"].as_str()),
+            (Some("Accepted"), Some("True"))
+        );
+        assert_eq!(c["observedGeneration"], 3);
+        assert_eq!(c["lastTransitionTime"], "T1");
+
+        let written = json!({"status": {"parents": first}});
+        assert_eq!(
+            merged_parents(&written, &[ours(true, 3)], "weir.io/gw", "T2"),
+            None
+        );
+        // A new generation, same status: written, the transition time kept.
+        let next = merged_parents(&written, &[ours(true, 4)], "weir.io/gw", "T2").unwrap();
+        assert_eq!(next[1]["conditions"][0]["lastTransitionTime"], "T1");
+        // A status change: a new transition time.
+        let flipped = merged_parents(&written, &[ours(false, 4)], "weir.io/gw", "T3").unwrap();
+        assert_eq!(flipped[1]["conditions"][0]["lastTransitionTime"], "T3");
+        // No longer ours: our entry goes, the other stays.
+        let gone = merged_parents(&written, &[], "weir.io/gw", "T4").unwrap();
+        assert_eq!(gone, json!([other]));
+    }
+}
