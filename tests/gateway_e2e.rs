@@ -365,6 +365,36 @@ async fn argo_plugin_set_weight_and_set_header_route_on_its_example_route() {
     let to_canary = seen.get("canary").copied().unwrap_or(0);
     assert!((285..=315).contains(&to_canary), "{seen:?}");
 
+    // Verification: /routes shows the object and generation in force, the weights, and the
+    // split observed over the last 60 s; the metric carries the observed share.
+    let (_, text) = common::client::get_text(weir.admin, "/routes").await;
+    let routes: Value = serde_json::from_str(&text).unwrap();
+    let r = &routes["routes"][0];
+    assert_eq!(r["origin"]["kind"], "HTTPRoute");
+    assert_eq!(r["origin"]["name"], "argo-rollouts-http-route");
+    assert_eq!(r["origin"]["generation"], 2);
+    let canary_ref = &r["backends"][1];
+    assert_eq!(canary_ref["name"], "argo-rollouts-canary-service");
+    assert_eq!(canary_ref["share"], 30.0);
+    assert_eq!(canary_ref["observed_requests"], to_canary);
+    let observed = canary_ref["observed_share"].as_f64().unwrap();
+    assert!(
+        (observed - to_canary as f64 / 10.0).abs() < 1e-9,
+        "{observed}"
+    );
+    let metric = common::weir::sample(
+        &weir.metrics().await,
+        "weir_observed_share_ratio",
+        &[
+            ("route", "default/argo-rollouts-http-route/0"),
+            ("backend", "argo-rollouts-canary-service"),
+        ],
+    );
+    assert!(
+        (metric - to_canary as f64 / 1000.0).abs() < 1e-9,
+        "{metric}"
+    );
+
     // setHeaderRoute: a rule named after the managed route, appended, canary only.
     let rules = route["spec"]["rules"].as_array_mut().unwrap();
     rules.push(json!({

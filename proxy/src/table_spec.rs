@@ -43,6 +43,18 @@ pub struct RouteSpec {
     pub request_headers: HeaderEdits,
     /// Applied to every response of the route (HTTPRoute ResponseHeaderModifier on a rule).
     pub response_headers: HeaderEdits,
+    /// The object this route was made from, when it was made from one (an HTTPRoute):
+    /// shown by /routes, so what a controller wrote can be checked against what is in force.
+    pub origin: Option<Origin>,
+}
+
+/// A Kubernetes object and the generation of it a route carries out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub generation: i64,
 }
 
 impl RouteSpec {
@@ -59,6 +71,7 @@ impl RouteSpec {
             timeout: None,
             request_headers: HeaderEdits::default(),
             response_headers: HeaderEdits::default(),
+            origin: None,
         }
     }
 

@@ -124,6 +124,21 @@ async fn route(
         (&Method::GET, "/metrics") => {
             let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
             let format = crate::stats::negotiate(accept);
+            // The split carried out, as of this scrape.
+            for route in plane.table.load().routes() {
+                let observed = route.observed(OBSERVED_WINDOW);
+                let total: u64 = observed.iter().sum();
+                for (backend, n) in route.backends.iter().zip(&observed) {
+                    let share = if total == 0 {
+                        0.0
+                    } else {
+                        *n as f64 / total as f64
+                    };
+                    plane
+                        .metrics
+                        .set_observed_share(&route.name, &backend.name, share);
+                }
+            }
             let text = plane.metrics.encode(format);
             reply(StatusCode::OK, crate::stats::content_type(format), text)
         }
@@ -189,9 +204,37 @@ fn reply(status: StatusCode, content_type: &'static str, body: String) -> Respon
     resp
 }
 
-/// The table in force, in user-facing units (percent, durations in seconds).
+/// How far back the observed split looks (the live windows keep 60 s).
+const OBSERVED_WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The table in force, in user-facing units (percent, durations in seconds), with the split
+/// observed over the last 60 s beside the weights — so that a weight a controller wrote can be
+/// checked as carried out.
 pub fn routes_json(table: &RouteTable) -> serde_json::Value {
-    let routes: Vec<_> = table.spec().routes.iter().map(route_json).collect();
+    let routes: Vec<_> = table
+        .routes()
+        .iter()
+        .map(|route| {
+            let mut v = route_json(&route.spec);
+            let observed = route.observed(OBSERVED_WINDOW);
+            let total: u64 = observed.iter().sum();
+            let share = |n: u64| {
+                if total == 0 {
+                    serde_json::Value::Null
+                } else {
+                    json!(n as f64 * 100.0 / total as f64)
+                }
+            };
+            if let Some(backends) = v["backends"].as_array_mut() {
+                for (b, n) in backends.iter_mut().zip(&observed) {
+                    b["observed_requests"] = json!(n);
+                    b["observed_share"] = share(*n);
+                }
+            }
+            v["observed"] = json!({"window_seconds": OBSERVED_WINDOW.as_secs(), "requests": total});
+            v
+        })
+        .collect();
     json!({"generation": table.generation(), "routes": routes})
 }
 
@@ -262,6 +305,9 @@ fn route_json(r: &RouteSpec) -> serde_json::Value {
             })).collect::<Vec<_>>(),
         })),
         "timeout_seconds": r.timeout.map(|t| t.as_secs_f64()),
+        "origin": r.origin.as_ref().map(|o| json!({
+            "kind": o.kind, "namespace": o.namespace, "name": o.name, "generation": o.generation,
+        })),
     })
 }
 

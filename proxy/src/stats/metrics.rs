@@ -33,6 +33,9 @@ pub struct Metrics {
     duration: Family<BackendLabels, AtomicHistogram>,
     upstream_errors: Family<ErrorLabels, Counter>,
     canary_weight: Family<RouteLabels, Gauge<f64, AtomicU64>>,
+    observed_share: Family<[(&'static str, String); 2], Gauge<f64, AtomicU64>>,
+    /// The (route, backend) pairs `observed_share` has, so a route's can be dropped with it.
+    observed_labels: std::sync::Mutex<std::collections::BTreeSet<(String, String)>>,
     table_swaps: Counter,
     table_generation: Gauge,
     config_reloads: Family<ResultLabels, Counter>,
@@ -54,6 +57,7 @@ impl Metrics {
         let duration = Family::default();
         let upstream_errors = Family::default();
         let canary_weight = Family::default();
+        let observed_share = Family::default();
         let table_swaps = Counter::default();
         let table_generation = Gauge::default();
         let config_reloads = Family::<ResultLabels, Counter>::default();
@@ -79,6 +83,12 @@ impl Metrics {
             "canary_weight_ratio",
             "Share of the route's traffic sent to the canary, 0 to 1",
             canary_weight.clone(),
+        );
+        registry.register(
+            "observed_share_ratio",
+            "Share of the route's requests each backend took over the last 60 s, 0 to 1 (the \
+             split carried out, to check against the weights)",
+            observed_share.clone(),
         );
         registry.register(
             "table_swaps",
@@ -108,6 +118,8 @@ impl Metrics {
             duration,
             upstream_errors,
             canary_weight,
+            observed_share,
+            observed_labels: std::sync::Mutex::default(),
             table_swaps,
             table_generation,
             config_reloads,
@@ -165,10 +177,34 @@ impl Metrics {
             .set(ratio);
     }
 
-    /// Drops a route's weight gauge and its cached handles once the route is gone from the
+    /// Sets the share of a route's requests a backend took over the last 60 s (0..=1).
+    pub fn set_observed_share(&self, route: &str, backend: &str, share: f64) {
+        let labels = [("route", route.to_owned()), ("backend", backend.to_owned())];
+        self.observed_share.get_or_create(&labels).set(share);
+        let mut known = self
+            .observed_labels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        known.insert((route.to_owned(), backend.to_owned()));
+    }
+
+    /// Drops a route's weight gauges and its cached handles once the route is gone from the
     /// table (its request counters stay: they are cumulative).
     pub fn remove_route(&self, route: &str) {
         self.canary_weight.remove(&[("route", route.to_owned())]);
+        let mut known = self
+            .observed_labels
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        known.retain(|(r, backend)| {
+            let ours = r == route;
+            if ours {
+                self.observed_share
+                    .remove(&[("route", r.clone()), ("backend", backend.clone())]);
+            }
+            !ours
+        });
+        drop(known);
         let mut backends = self.backends.lock().unwrap_or_else(|p| p.into_inner());
         backends.retain(|(name, _), _| name != route);
     }

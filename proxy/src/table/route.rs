@@ -88,6 +88,15 @@ impl Route {
         &self.shares
     }
 
+    /// Requests each backend took over the last `window` (60 s at most), by index, from the
+    /// live windows: the split actually carried out, fallbacks included, mirrors not.
+    pub fn observed(&self, window: Duration) -> Vec<u64> {
+        self.backends
+            .iter()
+            .map(|b| b.stats.live.snapshot(window).requests)
+            .collect()
+    }
+
     /// The rollout's canary share, in basis points.
     pub fn canary_weight_bp(&self) -> u16 {
         self.weight_bp(crate::table_spec::CANARY)

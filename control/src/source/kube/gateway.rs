@@ -11,8 +11,9 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use weir_proxy::table::spec::{
-    BackendSpec, HeaderEdits, HeaderMatchSpec, MatchSpec, MirrorSpec, PathMatch, QueryMatchSpec,
-    RouteSpec, TableSpec, ValueMatch, WeightedBackend, CANARY, MAX_WEIGHT_BP, STABLE,
+    BackendSpec, HeaderEdits, HeaderMatchSpec, MatchSpec, MirrorSpec, Origin, PathMatch,
+    QueryMatchSpec, RouteSpec, TableSpec, ValueMatch, WeightedBackend, CANARY, MAX_WEIGHT_BP,
+    STABLE,
 };
 
 use super::endpoints::service_addresses_on;
@@ -189,6 +190,12 @@ fn translate_route(
             BackendSpec::new::<String>([]),
         );
         spec.backends.clear();
+        spec.origin = Some(Origin {
+            kind: "HTTPRoute".to_string(),
+            namespace: route.namespace.clone(),
+            name: route.name.clone(),
+            generation: route.generation,
+        });
         spec.hosts = route
             .hostnames
             .iter()
