@@ -649,8 +649,24 @@ async fn status_is_written_by_one_elected_replica_and_follows_the_generation() {
     // A controller edits the route: the new generation is reported once weir serves it.
     route["spec"]["rules"][0]["backendRefs"][0]["weight"] = json!(80);
     route["spec"]["rules"][0]["backendRefs"][1]["weight"] = json!(20);
+    let before_edit = cluster.requests().len();
     cluster.apply(route.clone());
     wait_status(2, Duration::from_secs(2)).await;
+    // Per change, with two replicas: the holder reads the route and writes its status; the
+    // other makes no request at all (both learn the change from their watches).
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let edit: Vec<String> = cluster.requests()[before_edit..]
+        .iter()
+        .filter(|r| !r.ends_with("?watch") && !r.contains("/leases/"))
+        .cloned()
+        .collect();
+    assert_eq!(
+        edit,
+        [
+            "GET /apis/gateway.networking.k8s.io/v1beta1/namespaces/default/httproutes/argo-rollouts-http-route",
+            "PUT /apis/gateway.networking.k8s.io/v1beta1/namespaces/default/httproutes/argo-rollouts-http-route/status",
+        ]
+    );
     let (_, routes) = table(&second).await;
     assert_eq!(
         shares(&routes, "default/argo-rollouts-http-route/0"),
