@@ -635,3 +635,75 @@ async fn a_state_file_that_cannot_be_written_is_reported_and_loses_nothing() {
     let saved = std::fs::read_to_string(dir.join("state/rollout.json")).unwrap();
     assert!(saved.contains("\"step_index\": 3"), "{saved}");
 }
+
+/// Argo's own rollout-secret example, unchanged: its AnalysisTemplate takes the web metric's URL
+/// from a Secret key. The Secret is mounted as Kubernetes mounts a Secret volume
+/// (`secrets_dir/example-secret/secretUrl`), pointing at a loopback server that answers what the
+/// example's successCondition wants; the analysis passes, so the rollout reaches its pause.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_analysis_reads_its_argument_from_a_mounted_secret() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let web = listener.local_addr().unwrap();
+    let asked = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = asked.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let seen = seen.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 4096];
+                let n = conn.read(&mut buf).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&buf[..n]).to_string();
+                if let Some(line) = head.lines().next() {
+                    seen.lock().unwrap().push(line.to_string());
+                }
+                let body = r#"{"message": "It worked!"}"#;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = conn.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let dir = common::temp_dir("secret");
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/argo-rollouts/examples/rollout-secret.yaml"
+    ))
+    .unwrap();
+    std::fs::write(dir.join("rollout.yaml"), example).unwrap();
+    std::fs::create_dir_all(dir.join("secrets/example-secret")).unwrap();
+    std::fs::write(
+        dir.join("secrets/example-secret/secretUrl"),
+        format!("http://{web}/secret-path/example.json"),
+    )
+    .unwrap();
+    let config = dir.join("weir.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+             routes:\n- name: web\n  stable: {{addresses: [\"{}\"]}}\n  canary: {{addresses: [\"{}\"]}}\n\
+             rollout:\n  manifests: [rollout.yaml]\n  route: web\n  secrets_dir: secrets\n",
+            stable.addr, canary.addr
+        ),
+    )
+    .unwrap();
+    let weir = Weir::start_with(dir, config, &[]);
+    let s = weir
+        .wait_rollout(Duration::from_secs(20), |s| {
+            phase(s) == "Paused" && s["step"].as_u64() == Some(3)
+        })
+        .await;
+    assert_eq!(s["weights"]["canary"], 25.0, "{s:#}");
+    let asked = asked.lock().unwrap().clone();
+    assert!(
+        asked
+            .iter()
+            .any(|l| l == "GET /secret-path/example.json HTTP/1.1"),
+        "the URL from the Secret was used: {asked:?}"
+    );
+}

@@ -153,16 +153,39 @@ fn argo_condition_with_placeholder_parses() {
     load(&text).unwrap();
 }
 
+/// A Secret's key is read (from `rollout.secrets_dir` when a run starts); one that could name a
+/// file outside that directory, or an `optional` one, is refused at load.
 #[test]
 fn argo_secret_key_ref() {
     let text = template_with(&format!(
         "  args:\n  - name: url\n    valueFrom:\n      secretKeyRef: {{name: s, key: k}}\n  metrics:\n  - name: m\n{PROM}"
     ));
+    let manifests = load(&text).unwrap();
+    let arg = &manifests.templates[0].args[0];
+    assert_eq!(
+        arg.secret,
+        Some(weir_control::argo::model::SecretRef {
+            name: "s".into(),
+            key: "k".into()
+        })
+    );
+    let escape = template_with(&format!(
+        "  args:\n  - name: url\n    valueFrom:\n      secretKeyRef: {{name: .., key: k}}\n  metrics:\n  - name: m\n{PROM}"
+    ));
     one(
-        &text,
+        &escape,
         "AnalysisTemplate/t",
-        "spec.args[0].valueFrom.secretKeyRef",
-        "pass the value with `value`",
+        "spec.args[0].valueFrom.secretKeyRef.name",
+        "is not a Secret name",
+    );
+    let optional = template_with(&format!(
+        "  args:\n  - name: url\n    valueFrom:\n      secretKeyRef: {{name: s, key: k, optional: true}}\n  metrics:\n  - name: m\n{PROM}"
+    ));
+    one(
+        &optional,
+        "AnalysisTemplate/t",
+        "spec.args[0].valueFrom.secretKeyRef.optional",
+        "not supported",
     );
 }
 

@@ -133,14 +133,17 @@ async fn args_fill_route_count_and_interval() {
         TemplateArg {
             name: "route".into(),
             value: None,
+            secret: None,
         },
         TemplateArg {
             name: "n".into(),
             value: Some("3".into()),
+            secret: None,
         },
         TemplateArg {
             name: "every".into(),
             value: Some("5s".into()),
+            secret: None,
         },
     ];
     let m = on_route(
@@ -168,6 +171,7 @@ async fn missing_required_arg_is_an_error_naming_it() {
     let args = vec![TemplateArg {
         name: "service-name".into(),
         value: None,
+        secret: None,
     }];
     let err = AnalysisRun::start(
         "r".into(),

@@ -110,6 +110,15 @@ pub enum ArgSource {
     PodTemplateHash(Role),
     /// `valueFrom.fieldRef.fieldPath` (e.g. metadata.name): resolved from the Rollout object.
     FieldRef(String),
+    /// `valueFrom.secretKeyRef`: read when a run starts (`rollout::secrets`).
+    Secret(SecretRef),
+}
+
+/// A key of a Kubernetes Secret (`valueFrom.secretKeyRef`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SecretRef {
+    pub name: String,
+    pub key: String,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -140,11 +149,13 @@ pub struct AnalysisTemplate {
     pub metrics: Vec<Metric>,
 }
 
-/// A template's declared argument: a default value, or required when None.
+/// A template's declared argument: a default value, a Secret's key, or required when neither.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TemplateArg {
     pub name: String,
     pub value: Option<String>,
+    /// `valueFrom.secretKeyRef`: read when a run starts, unless the Rollout passes the value.
+    pub secret: Option<SecretRef>,
 }
 
 /// A string that may hold `{{args.NAME}}` placeholders, resolved when a run starts.

@@ -610,16 +610,20 @@ fn arg(cx: &mut Ctx, v: &Value, path: &str) -> Option<ArgValue> {
 
 fn value_from(cx: &mut Ctx, v: &Value, path: &str) -> Option<ArgSource> {
     let fields = Fields {
-        used: &["podTemplateHashValue", "fieldRef"],
+        used: &["podTemplateHashValue", "fieldRef", "secretKeyRef"],
         ignored: &[],
-        refused: &[(
-            "secretKeyRef",
-            "valueFrom.secretKeyRef needs a secret source, which weir does not have; pass the value with `value`",
-        )],
+        refused: &[],
     };
     let m = object(cx, v, path, &fields)?;
-    match (field(m, "podTemplateHashValue"), field(m, "fieldRef")) {
-        (Some(h), None) => {
+    match (
+        field(m, "podTemplateHashValue"),
+        field(m, "fieldRef"),
+        field(m, "secretKeyRef"),
+    ) {
+        (None, None, Some(s)) => {
+            super::template::secret_ref(cx, s, &join(path, "secretKeyRef")).map(ArgSource::Secret)
+        }
+        (Some(h), None, None) => {
             let at = join(path, "podTemplateHashValue");
             match string(cx, h, &at)?.as_str() {
                 "Stable" => Some(ArgSource::PodTemplateHash(Role::Stable)),
@@ -630,7 +634,7 @@ fn value_from(cx: &mut Ctx, v: &Value, path: &str) -> Option<ArgSource> {
                 }
             }
         }
-        (None, Some(f)) => {
+        (None, Some(f), None) => {
             let at = join(path, "fieldRef");
             let fm = object(
                 cx,
@@ -644,9 +648,11 @@ fn value_from(cx: &mut Ctx, v: &Value, path: &str) -> Option<ArgSource> {
             )?;
             req_string(cx, fm, "fieldPath", &at).map(ArgSource::FieldRef)
         }
-        (None, None) if m.contains_key("secretKeyRef") => None, // already refused
         _ => {
-            cx.problem(path, "set exactly one of podTemplateHashValue or fieldRef");
+            cx.problem(
+                path,
+                "set exactly one of podTemplateHashValue, fieldRef or secretKeyRef",
+            );
             None
         }
     }

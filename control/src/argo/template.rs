@@ -3,7 +3,7 @@
 use serde_yaml_ng::{Mapping, Value};
 
 use super::duration::parse_go_duration;
-use super::model::{AnalysisTemplate, Metric, Origin, TemplateArg, Templated};
+use super::model::{AnalysisTemplate, Metric, Origin, SecretRef, TemplateArg, Templated};
 use super::node::{
     field, index, int_in, join, object, opt_string, req_string, required, seq, Ctx, Fields,
 };
@@ -99,41 +99,75 @@ fn args(cx: &mut Ctx, spec: &Mapping) -> Vec<TemplateArg> {
         let Some(m) = object(cx, item, &at, &fields) else {
             continue;
         };
-        if let Some(from) = field(m, "valueFrom") {
-            value_from(cx, from, &join(&at, "valueFrom"));
-        }
+        let secret =
+            field(m, "valueFrom").and_then(|from| value_from(cx, from, &join(&at, "valueFrom")));
         let Some(name) = req_string(cx, m, "name", &at) else {
             continue;
         };
         let value = opt_string(cx, m, "value", &at);
+        if value.is_some() && secret.is_some() {
+            cx.problem(&at, "set at most one of value or valueFrom");
+        }
         if out.iter().any(|a| a.name == name) {
             cx.problem(
                 &join(&at, "name"),
                 format!("argument `{name}` is declared twice"),
             );
         }
-        out.push(TemplateArg { name, value });
+        out.push(TemplateArg {
+            name,
+            value,
+            secret,
+        });
     }
     out
 }
 
-/// Every template `valueFrom` is refused: weir has no Kubernetes API to read it from.
-fn value_from(cx: &mut Ctx, v: &Value, path: &str) {
+/// A template's `valueFrom`: a Secret's key (read when a run starts, from the secrets directory
+/// the config names); `fieldRef` is refused (a template has no object to read it from).
+fn value_from(cx: &mut Ctx, v: &Value, path: &str) -> Option<SecretRef> {
     let fields = Fields {
-        used: &[],
+        used: &["secretKeyRef"],
         ignored: &[],
-        refused: &[
-            (
-                "secretKeyRef",
-                "valueFrom.secretKeyRef needs a secret source, which weir does not have; pass the value with `value`",
-            ),
-            (
-                "fieldRef",
-                "valueFrom.fieldRef is not supported in a template; pass the value from the Rollout's analysis args",
-            ),
-        ],
+        refused: &[(
+            "fieldRef",
+            "valueFrom.fieldRef is not supported in a template; pass the value from the Rollout's analysis args",
+        )],
     };
-    object(cx, v, path, &fields);
+    let m = object(cx, v, path, &fields)?;
+    let s = field(m, "secretKeyRef")?;
+    secret_ref(cx, s, &join(path, "secretKeyRef"))
+}
+
+/// `secretKeyRef: {name, key}`. Both are names of files under the secrets directory, so
+/// neither may hold a path separator or be `..`.
+pub(super) fn secret_ref(cx: &mut Ctx, v: &Value, path: &str) -> Option<SecretRef> {
+    let m = object(
+        cx,
+        v,
+        path,
+        &Fields {
+            used: &["name", "key"],
+            ignored: &[],
+            refused: &[(
+                "optional",
+                "an optional Secret key is not supported: a missing one would run the analysis without its argument",
+            )],
+        },
+    )?;
+    let name = req_string(cx, m, "name", path);
+    let key = req_string(cx, m, "key", path);
+    let (name, key) = (name?, key?);
+    for (field_name, value) in [("name", &name), ("key", &key)] {
+        if value.is_empty() || value.contains(['/', '\\', '\0']) || value == "." || value == ".." {
+            cx.problem(
+                &join(path, field_name),
+                format!("`{value}` is not a Secret {field_name}"),
+            );
+            return None;
+        }
+    }
+    Some(SecretRef { name, key })
 }
 
 fn metric(cx: &mut Ctx, v: &Value, path: &str, declared: &[String]) -> Option<Metric> {

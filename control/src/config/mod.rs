@@ -50,4 +50,7 @@ pub struct RolloutConfig {
     /// (step in basis points, interval)
     pub abort_ramp: Option<(u16, std::time::Duration)>,
     pub token_file: Option<PathBuf>,
+    /// Where `valueFrom.secretKeyRef` arguments are read: `DIR/SECRET/KEY`, as a Kubernetes
+    /// Secret volume mounts them.
+    pub secrets_dir: Option<PathBuf>,
 }

@@ -125,6 +125,8 @@ pub struct RawRollout {
     pub abort_ramp: Option<RawAbortRamp>,
     /// Bearer token for promote/abort/retry when the admin listener is not on loopback.
     pub token_file: Option<PathBuf>,
+    /// Mounted Secrets (`DIR/SECRET/KEY`) for `valueFrom.secretKeyRef` arguments.
+    pub secrets_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]

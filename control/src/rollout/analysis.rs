@@ -43,6 +43,7 @@ pub fn start_run(
             // weir has no pods: the "hash" names the backend, which is what queries filter on.
             ArgSource::PodTemplateHash(Role::Stable) => "stable".to_string(),
             ArgSource::PodTemplateHash(Role::Canary) => "canary".to_string(),
+            ArgSource::Secret(secret) => plan.secrets.read(secret)?,
             ArgSource::FieldRef(path) => match path.as_str() {
                 "metadata.name" => plan.rollout.name.clone(),
                 other => {
@@ -54,6 +55,14 @@ pub fn start_run(
             },
         };
         args.insert(arg.name.clone(), value);
+    }
+    // A template argument backed by a Secret, unless the Rollout passes the value itself.
+    for template in &templates {
+        for arg in &template.args {
+            if let (Some(secret), false) = (&arg.secret, args.contains_key(&arg.name)) {
+                args.insert(arg.name.clone(), plan.secrets.read(secret)?);
+            }
+        }
     }
     AnalysisRun::start(name.to_string(), templates, args, ctx.clone()).map(Run)
 }

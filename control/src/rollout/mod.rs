@@ -10,6 +10,7 @@ pub mod machine;
 mod metrics;
 pub mod persist;
 pub mod plan;
+pub mod secrets;
 pub mod setup;
 pub mod state;
 pub mod status;

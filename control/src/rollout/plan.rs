@@ -1,8 +1,10 @@
 //! A Rollout made ready to run: its steps (a blue-green strategy becomes the equivalent steps),
 //! its background analysis, and the templates it may use.
 
+use super::secrets::Secrets;
 use crate::argo::model::{
-    AnalysisRef, AnalysisTemplate, BackgroundAnalysis, Rollout, Step, Strategy,
+    AnalysisRef, AnalysisTemplate, ArgSource, BackgroundAnalysis, Rollout, SecretRef, Step,
+    Strategy,
 };
 
 pub struct Plan {
@@ -12,6 +14,8 @@ pub struct Plan {
     pub templates: Vec<AnalysisTemplate>,
     /// For the status view: how each step came about.
     pub strategy: &'static str,
+    /// Where `valueFrom.secretKeyRef` arguments are read.
+    pub secrets: Secrets,
 }
 
 impl Plan {
@@ -45,7 +49,47 @@ impl Plan {
             background,
             templates,
             strategy,
+            secrets: Secrets::default(),
         }
+    }
+
+    /// The plan, reading `valueFrom.secretKeyRef` arguments from `secrets`.
+    pub fn with_secrets(mut self, secrets: Secrets) -> Plan {
+        self.secrets = secrets;
+        self
+    }
+
+    /// Every Secret key the Rollout and its templates read, with where (for errors at start).
+    pub fn secret_refs(&self) -> Vec<(String, SecretRef)> {
+        let mut refs = Vec::new();
+        let rollout_args = self
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Analysis(a) => Some(a),
+                _ => None,
+            })
+            .chain(self.background.as_ref().map(|b| &b.analysis))
+            .flat_map(|a| &a.args);
+        for arg in rollout_args {
+            if let ArgSource::Secret(s) = &arg.value {
+                refs.push((
+                    format!("Rollout {} argument {}", self.rollout.name, arg.name),
+                    s.clone(),
+                ));
+            }
+        }
+        for t in &self.templates {
+            for arg in &t.args {
+                if let Some(s) = &arg.secret {
+                    refs.push((
+                        format!("AnalysisTemplate {} argument {}", t.name, arg.name),
+                        s.clone(),
+                    ));
+                }
+            }
+        }
+        refs
     }
 
     pub fn step_analysis(&self, index: usize) -> Option<&AnalysisRef> {

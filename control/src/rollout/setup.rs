@@ -8,6 +8,7 @@ use weir_proxy::table::spec::TableSpec;
 
 use super::driver::{AbortRamp, RolloutSettings};
 use super::plan::Plan;
+use super::secrets::Secrets;
 
 pub fn prepare(cfg: &RolloutConfig, table: &TableSpec) -> Result<(Plan, RolloutSettings), String> {
     let manifests = load_files(&cfg.manifests).map_err(|e| e.to_string())?;
@@ -27,7 +28,15 @@ pub fn prepare(cfg: &RolloutConfig, table: &TableSpec) -> Result<(Plan, RolloutS
             }
         },
     };
-    let plan = Plan::new(rollout.clone(), manifests.templates.clone());
+    let plan = Plan::new(rollout.clone(), manifests.templates.clone())
+        .with_secrets(Secrets::new(cfg.secrets_dir.clone()));
+    // Every Secret key is readable now, or the rollout does not start: better than an
+    // analysis failing at its step.
+    for (at, secret) in plan.secret_refs() {
+        plan.secrets
+            .read(&secret)
+            .map_err(|e| format!("rollout: {at}: {e}"))?;
+    }
     let route = driven_route(cfg, &plan)?;
     match table.routes.iter().find(|r| r.name == route) {
         None => {

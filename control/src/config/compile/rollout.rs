@@ -78,6 +78,17 @@ pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> R
         .token_file
         .as_ref()
         .map(|f| check.file("rollout.token_file", f));
+    // A directory: `File::open` succeeds on one, and a missing one is reported.
+    let secrets_dir = raw.secrets_dir.as_ref().map(|d| {
+        let resolved = check.file("rollout.secrets_dir", d);
+        if resolved.exists() && !resolved.is_dir() {
+            check.report(
+                "rollout.secrets_dir",
+                format!("{} is not a directory", resolved.display()),
+            );
+        }
+        resolved
+    });
     RolloutConfig {
         manifests,
         name: raw.name.clone(),
@@ -86,5 +97,6 @@ pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> R
         state_file,
         abort_ramp,
         token_file,
+        secrets_dir,
     }
 }
