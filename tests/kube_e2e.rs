@@ -102,6 +102,13 @@ async fn weir_follows_argo_weights_from_a_cluster_and_survives_the_api_going_awa
     let seen = split(&weir, 2_000).await;
     let to_canary = *seen.get("canary").unwrap_or(&0);
     assert!((450..=550).contains(&to_canary), "{seen:?}");
+    // /routes names the object whose weights are in force, and its generation.
+    let (_, routes) = common::client::get_text(weir.admin, "/routes").await;
+    let routes: Value = serde_json::from_str(&routes).unwrap();
+    assert_eq!(
+        routes["routes"][0]["origin"],
+        json!({"kind": "Rollout", "namespace": NS, "name": "canary-demo-weights", "generation": 1})
+    );
     let (_, ready) = common::client::get_text(weir.admin, "/ready").await;
     let ready: Value = serde_json::from_str(&ready).unwrap();
     assert_eq!(ready["detail"]["kube"]["synced"], true, "{ready}");

@@ -13,6 +13,8 @@ pub const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RolloutView {
     pub name: String,
+    /// `metadata.generation` (set by the watch, which has the metadata).
+    pub generation: i64,
     pub strategy: Strategy,
     /// `status.abort`: the canary gets nothing, at once.
     pub aborted: bool,
@@ -55,6 +57,8 @@ pub struct WeightDestination {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SplitView {
     pub name: String,
+    /// `metadata.generation` (set by the watch, which has the metadata).
+    pub generation: i64,
     /// `spec.service`: the root Service clients address.
     pub service: Option<String>,
     pub backends: Vec<SplitBackend>,
@@ -212,6 +216,7 @@ impl RolloutView {
             }
         };
         Ok(RolloutView {
+            generation: 0,
             name: name.to_string(),
             strategy,
             aborted: raw.status.abort,
@@ -278,6 +283,7 @@ impl SplitView {
             })
             .collect::<Result<_, String>>()?;
         Ok(SplitView {
+            generation: 0,
             name: name.to_string(),
             service: non_empty(raw.spec.service),
             backends,

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use weir_proxy::table::spec::{BackendSpec, TableSpec, Target, MAX_WEIGHT_BP, STABLE};
+use weir_proxy::table::spec::{BackendSpec, Origin, TableSpec, Target, MAX_WEIGHT_BP, STABLE};
 
 pub use super::endpoints::{service_addresses, service_addresses_on};
 use super::gateway::{self, RouteStatus};
@@ -26,6 +26,8 @@ pub struct Desired {
 #[derive(Clone, Debug, PartialEq)]
 struct Decision {
     what: String,
+    /// The object whose decision this is, and its generation (shown by /routes).
+    origin: Option<Origin>,
     stable_service: Option<String>,
     canary_service: Option<String>,
     canary_bp: u16,
@@ -102,6 +104,7 @@ fn rollout_decision(
             warnings.push(format!("{what}: all traffic to stable"));
             return Ok(Decision {
                 what,
+                origin: None,
                 stable_service: stable,
                 canary_service: None,
                 canary_bp: 0,
@@ -159,6 +162,12 @@ fn rollout_decision(
     };
     Ok(Decision {
         what,
+        origin: Some(Origin {
+            kind: "Rollout".to_string(),
+            namespace: cfg.namespace.clone(),
+            name: rollout.name.clone(),
+            generation: rollout.generation,
+        }),
         stable_service,
         canary_service,
         canary_bp,
@@ -225,6 +234,7 @@ fn split_decision(
         ));
         return Ok(Decision {
             what: format!("TrafficSplit {name} not found"),
+            origin: None,
             stable_service: stable,
             canary_service: cfg.canary_service.clone(),
             canary_bp: 0,
@@ -279,6 +289,12 @@ fn split_decision(
             "TrafficSplit {name}: canary {} (canary {canary_w} / stable {stable_w} of {total})",
             percent(bp)
         ),
+        origin: Some(Origin {
+            kind: "TrafficSplit".to_string(),
+            namespace: cfg.namespace.clone(),
+            name: name.to_string(),
+            generation: split.generation,
+        }),
         stable_service: stable,
         canary_service: canary,
         canary_bp: bp,
@@ -298,6 +314,7 @@ fn build(
         .find(|r| r.name == cfg.route)
         .ok_or_else(|| format!("no route named {:?} in the config", cfg.route))?;
     let mut summary = decision.what.clone();
+    route.origin = decision.origin.clone();
 
     if let Some(svc) = &decision.stable_service {
         let addresses = service_addresses(cfg, obs, svc, &mut warnings);

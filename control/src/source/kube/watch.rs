@@ -485,7 +485,9 @@ pub(crate) fn spawn_watches(
             };
             let parse = |o: &DynamicObject| {
                 let name = o.name_any();
-                RolloutView::parse(&name, &o.data)
+                let mut view = RolloutView::parse(&name, &o.data)?;
+                view.generation = o.metadata.generation.unwrap_or(0);
+                Ok(view)
             };
             tasks.push(tokio::spawn(watch_loop(
                 api,
@@ -522,7 +524,11 @@ pub(crate) fn spawn_watches(
             );
             let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
             let wc = watcher::Config::default().fields(&format!("metadata.name={name}"));
-            let parse = |o: &DynamicObject| SplitView::parse(&o.name_any(), &o.data);
+            let parse = |o: &DynamicObject| {
+                let mut view = SplitView::parse(&o.name_any(), &o.data)?;
+                view.generation = o.metadata.generation.unwrap_or(0);
+                Ok(view)
+            };
             tasks.push(tokio::spawn(watch_loop(
                 api,
                 wc,
