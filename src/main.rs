@@ -9,6 +9,7 @@ mod remote;
 mod rollout_api;
 mod serve;
 mod status_view;
+mod ui;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -1,4 +1,5 @@
-//! The rollout's admin endpoints: `GET /rollout`, `POST /rollout/{promote,abort,retry}`.
+//! The control plane's admin endpoints: the page (`GET /ui`, `crate::ui`), and the rollout's:
+//! `GET /rollout`, `POST /rollout/{promote,abort,retry}`.
 //! Mutating calls need `Authorization: Bearer <token>` unless the admin listener is on loopback,
 //! and pass the cross-site rules of `weir_proxy::admin::guard` first. Each is logged with the
 //! address it came from.
@@ -6,6 +7,7 @@
 use std::sync::Arc;
 
 use http::{Method, StatusCode};
+use weir_control::history::Sampler;
 use weir_control::owner::SharedKube;
 use weir_control::rollout::{Command, RolloutHandle};
 use weir_proxy::admin::{guard, AdminExtension, AdminFuture, AdminRequest, AdminResponse};
@@ -17,6 +19,8 @@ pub struct ControlApi {
     /// Required on mutating calls when set.
     pub token: Option<String>,
     pub kube: Option<SharedKube>,
+    /// What the page at /ui charts.
+    pub history: Sampler,
 }
 
 fn json(status: StatusCode, body: serde_json::Value) -> Option<AdminResponse> {
@@ -44,6 +48,9 @@ impl AdminExtension for ControlApi {
     }
 
     fn handle(&self, req: AdminRequest) -> AdminFuture {
+        if let Some(page) = crate::ui::answer(&req, &self.history) {
+            return Box::pin(async move { Some(page) });
+        }
         let rollout = self.rollout.clone();
         let token = self.token.clone();
         Box::pin(async move {
@@ -122,10 +129,12 @@ pub fn extension(
     rollout: Option<RolloutHandle>,
     token: Option<String>,
     kube: Option<SharedKube>,
+    history: Sampler,
 ) -> Arc<dyn AdminExtension> {
     Arc::new(ControlApi {
         rollout,
         token,
         kube,
+        history,
     })
 }

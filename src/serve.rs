@@ -84,19 +84,16 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         .map_err(|e| anyhow!("{e}"))?;
     plane.metrics.config_reload(true);
     tokio::spawn(plane.clone().housekeeping());
+    // The page's history: sampled every second in every mode.
+    let history = weir_control::history::spawn(plane.clone(), owner.rollout().cloned());
     let extension = match (owner.rollout(), &config.rollout) {
         (Some(handle), Some(rc)) => {
             let token = token_for(config.admin.address, rc.token_file.as_deref())?;
-            Some(crate::rollout_api::extension(
-                Some(handle.clone()),
-                token,
-                None,
-            ))
+            crate::rollout_api::extension(Some(handle.clone()), token, owner.kube(), history)
         }
-        _ => owner
-            .kube()
-            .map(|k| crate::rollout_api::extension(None, None, Some(k))),
+        _ => crate::rollout_api::extension(None, None, owner.kube(), history),
     };
+    let extension = Some(extension);
 
     let (stop, shutdown) = Shutdown::new();
     let connections = Arc::new(Semaphore::new(config.limits.max_connections));

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need on a fresh Debian machine, then runs every test.
 #   - Debian's `prometheus` package: `promtool check metrics` and a real Prometheus server that
-#     scrapes weir in tests/prometheus.rs.
+#     scrapes weir in tests/prometheus.rs;
+#   - Debian's `chromium` and `chromium-driver`: the rollout page tested in a real headless
+#     browser (tests/ui.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+missing=()
+command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "tests/run.sh: installing Debian's prometheus package (promtool, prometheus)"
+  echo "tests/run.sh: installing Debian's ${missing[*]}"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 cargo fmt --all -- --check

@@ -302,7 +302,11 @@ fn argo_plugin_set_weight_and_set_header_route() {
     cfg.canary_service = Some(ARGO_SERVICES[1].into());
 
     let route = argo_route((70, 30));
-    let (table, t) = translate(&cfg, &src, &observed(&[route.clone()], &ARGO_SERVICES));
+    let (table, t) = translate(
+        &cfg,
+        &src,
+        &observed(std::slice::from_ref(&route), &ARGO_SERVICES),
+    );
     assert_eq!(t.statuses.len(), 1);
     let compiled = compile(&table);
     let r = &compiled.routes()[0];

@@ -89,7 +89,11 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
         args.rate
     );
     println!(
-        "           watch it from another terminal: weir status --watch --admin {}",
+        "           watch it in a browser: http://{}/ui",
+        running.admin
+    );
+    println!(
+        "           or from another terminal: weir status --watch --admin {}",
         running.admin
     );
 

@@ -5,6 +5,7 @@ pub mod backend;
 pub mod client;
 pub mod load;
 pub mod tls;
+pub mod webdriver;
 pub mod weir;
 
 use std::path::PathBuf;

@@ -423,6 +423,7 @@ mod tests {
     fn canary_rollout(name: &str, canary: i64, stable: i64) -> RolloutView {
         RolloutView {
             name: name.into(),
+            generation: 1,
             strategy: Strategy::Canary {
                 stable_service: Some("s".into()),
                 canary_service: Some("c".into()),
@@ -598,6 +599,7 @@ mod tests {
             "t".into(),
             SplitView {
                 name: "t".into(),
+                generation: 1,
                 service: Some("root".into()),
                 backends: vec![
                     SplitBackend {

@@ -1,0 +1,171 @@
+//! What the rollout page charts: per route, the canary weight and each side's request rate,
+//! 5xx rate and p99 over time, and the rollout's events — kept in weir, bounded in memory.
+//!
+//! Three resolutions, each a fixed-size ring: every second for the last minute, every 10 s for
+//! the last 15 minutes, every minute for the last 2 hours. A coarse point is not an average of
+//! fine ones: it is the live window read over its whole span at its end (the exact p99 of those
+//! 10 s), so nothing is lost by coarsening but time resolution. The pure part is here; the
+//! sampler that reads the data plane every second is `sampler.rs`.
+
+mod sampler;
+
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Serialize;
+
+pub use sampler::{spawn, Sampler};
+
+/// (seconds per point, points kept): 1 s × 60, 10 s × 90 (15 min), 60 s × 120 (2 h).
+pub const RESOLUTIONS: [(u64, usize); 3] = [(1, 60), (10, 90), (60, 120)];
+
+/// Rollout events kept (phase changes, aborts, promotions).
+pub const MAX_EVENTS: usize = 200;
+
+/// One side of a route over one point's span.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Side {
+    pub requests: u64,
+    /// Failed requests: 5xx, upstream errors, gRPC server faults.
+    pub failures: u64,
+    /// Milliseconds; None without requests.
+    pub p99_ms: Option<f64>,
+}
+
+/// One point of a route's history: the span `[t - span, t)` in unix seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Point {
+    pub t: u64,
+    pub span: u64,
+    /// Canary weight in force at `t`, in percent.
+    pub weight: f64,
+    pub stable: Side,
+    pub canary: Side,
+}
+
+/// One route's rings, finest first.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RouteHistory {
+    pub series: [VecDeque<Point>; 3],
+}
+
+impl RouteHistory {
+    /// Adds a point at resolution `level`, dropping the oldest beyond its capacity.
+    pub fn push(&mut self, level: usize, point: Point) {
+        let (_, cap) = RESOLUTIONS[level];
+        let ring = &mut self.series[level];
+        if ring.len() == cap {
+            ring.pop_front();
+        }
+        ring.push_back(point);
+    }
+
+    /// Bytes this route's history can ever hold (its rings at capacity).
+    pub fn max_bytes() -> usize {
+        let points: usize = RESOLUTIONS.iter().map(|(_, cap)| cap).sum();
+        std::mem::size_of::<Self>() + points * std::mem::size_of::<Point>()
+    }
+}
+
+/// Something that happened to the rollout, marked on the charts.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Event {
+    pub t: u64,
+    /// The rollout's phase after it (`Progressing`, `Paused`, `Degraded`, `Healthy`, ...).
+    pub phase: String,
+    pub step: Option<u64>,
+    pub message: String,
+}
+
+/// Every route's history and the rollout's events.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct History {
+    pub routes: BTreeMap<String, RouteHistory>,
+    pub events: VecDeque<Event>,
+}
+
+impl History {
+    pub fn push(&mut self, route: &str, level: usize, point: Point) {
+        self.routes
+            .entry(route.to_string())
+            .or_default()
+            .push(level, point);
+    }
+
+    /// Keeps only these routes (a route gone from the table takes its history with it).
+    pub fn retain_routes(&mut self, live: &[String]) {
+        self.routes.retain(|name, _| live.contains(name));
+    }
+
+    /// Records an event when the phase, step or message changed since the last one.
+    pub fn observe(&mut self, event: Event) {
+        let changed = self.events.back().is_none_or(|last| {
+            (&last.phase, last.step, &last.message) != (&event.phase, event.step, &event.message)
+        });
+        if changed {
+            if self.events.len() == MAX_EVENTS {
+                self.events.pop_front();
+            }
+            self.events.push_back(event);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(t: u64) -> Point {
+        Point {
+            t,
+            span: 1,
+            weight: 20.0,
+            stable: Side::default(),
+            canary: Side::default(),
+        }
+    }
+
+    #[test]
+    fn rings_are_bounded_and_keep_the_newest() {
+        let mut h = History::default();
+        for t in 0..1000 {
+            h.push("web", 0, point(t));
+        }
+        let fine = &h.routes["web"].series[0];
+        assert_eq!(fine.len(), 60);
+        assert_eq!(fine.front().map(|p| p.t), Some(940));
+        assert_eq!(fine.back().map(|p| p.t), Some(999));
+        h.retain_routes(&[]);
+        assert!(h.routes.is_empty());
+    }
+
+    /// The bound: at most 1 MiB of history per route.
+    #[test]
+    fn a_route_history_is_far_under_a_mebibyte() {
+        let bytes = RouteHistory::max_bytes();
+        eprintln!("history per route at most {bytes} bytes");
+        assert!(bytes < 1 << 20, "{bytes} bytes");
+        assert!(
+            bytes < 64 << 10,
+            "{bytes} bytes: more than expected for 270 points"
+        );
+    }
+
+    #[test]
+    fn events_only_on_change() {
+        let mut h = History::default();
+        let e = |t, phase: &str| Event {
+            t,
+            phase: phase.into(),
+            step: Some(1),
+            message: String::new(),
+        };
+        h.observe(e(1, "Progressing"));
+        h.observe(e(2, "Progressing"));
+        h.observe(e(3, "Degraded"));
+        assert_eq!(h.events.len(), 2);
+        for t in 0..1000 {
+            h.observe(e(t, if t % 2 == 0 { "Paused" } else { "Progressing" }));
+        }
+        assert_eq!(h.events.len(), MAX_EVENTS);
+    }
+}
