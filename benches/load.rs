@@ -232,11 +232,117 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
     (Some(proc), port)
 }
 
+/// The rollout page's cost to the data path (issue 15): weir (1 worker) under wrk, with the
+/// page closed and with the page open — its three requests a second (/routes, /rollout,
+/// /ui/history) polled on the admin listener — interleaved; throughput and CPU per request.
+fn page_cost(s: &Setup, rounds: u64, secs: u64) {
+    let mut closed = Vec::new();
+    let mut open = Vec::new();
+    for round in 0..rounds {
+        for polling in [false, true] {
+            eprintln!(
+                "round {}/{rounds}: weir (1 worker), page {}",
+                round + 1,
+                if polling { "open" } else { "closed" }
+            );
+            let port = free_port();
+            let admin = free_port();
+            let conf = s.dir.join("weir-page.yaml");
+            let yaml = weir_config_on(port, admin, s.stable, s.canary, 20);
+            std::fs::write(&conf, yaml).expect("write weir config");
+            let conf = conf.display().to_string();
+            let weir = s.weir.display().to_string();
+            let proc = Proc::pinned("0", &weir, &["--workers", "1", "run", "--config", &conf]);
+            wait_for_port(port);
+            wait_for_port(admin);
+            let stop = Arc::new(AtomicBool::new(false));
+            let poller = polling.then(|| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut polls = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        for path in ["/routes", "/rollout", "/ui/history"] {
+                            polls += u64::from(get_admin(admin, path));
+                        }
+                        std::thread::sleep(Duration::from_secs(1));
+                    }
+                    polls
+                })
+            });
+            let _ = wrk(port, 64, 1);
+            let cpu0 = proc.cpu_seconds();
+            let rps = wrk(port, 64, secs);
+            let cpu = proc.cpu_seconds() - cpu0;
+            stop.store(true, Ordering::Relaxed);
+            let polls = poller.map(|p| p.join().unwrap_or(0));
+            if let Some(polls) = polls {
+                assert!(polls >= secs, "the page's polls failed: {polls} answered");
+            }
+            let run = (rps, cpu * 1e6 / (rps * secs as f64));
+            if polling {
+                open.push(run)
+            } else {
+                closed.push(run)
+            }
+            drop(proc);
+        }
+    }
+    let ratios = |f: fn(&(f64, f64)) -> f64| -> Vec<f64> {
+        open.iter().zip(&closed).map(|(o, c)| f(o) / f(c)).collect()
+    };
+    let rps_ratio = ratios(|r| r.0);
+    let cpu_ratio = ratios(|r| r.1);
+    let show = |v: &[f64]| {
+        v.iter()
+            .map(|x| format!("{x:.3}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("\n{rounds} rounds, {secs} s each; wrk -t1 -c64; weir with 1 worker on CPU 0; the page's 3 requests/s on the admin listener.\n");
+    println!("| | page closed | page open | open / closed (per round) |");
+    println!("|---|---|---|---|");
+    println!(
+        "| req/s | {:.0} | {:.0} | {:.3} ({}) |",
+        median(closed.iter().map(|r| r.0).collect()),
+        median(open.iter().map(|r| r.0).collect()),
+        median(rps_ratio.clone()),
+        show(&rps_ratio)
+    );
+    println!(
+        "| CPU µs/req | {:.2} | {:.2} | {:.3} ({}) |",
+        median(closed.iter().map(|r| r.1).collect()),
+        median(open.iter().map(|r| r.1).collect()),
+        median(cpu_ratio.clone()),
+        show(&cpu_ratio)
+    );
+}
+
+/// One GET on the admin listener (a fresh connection, as a browser's poll may be); whether
+/// it was answered.
+fn get_admin(admin: u16, path: &str) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut c) = std::net::TcpStream::connect(("127.0.0.1", admin)) else {
+        return false;
+    };
+    let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+    let req =
+        format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{admin}\r\nConnection: close\r\n\r\n");
+    if c.write_all(req.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = Vec::new();
+    let _ = c.read_to_end(&mut answer);
+    answer.starts_with(b"HTTP/1.1 ")
+}
+
 fn weir_config(port: u16, stable: u16, canary: u16, weight: u32) -> String {
+    weir_config_on(port, free_port(), stable, canary, weight)
+}
+
+fn weir_config_on(port: u16, admin: u16, stable: u16, canary: u16, weight: u32) -> String {
     format!(
-        "listeners: [{{address: \"127.0.0.1:{port}\"}}]\nadmin: {{address: \"127.0.0.1:{}\"}}\nlimits: {{max_connections: 20000}}\n\
-         routes:\n- name: web\n  stable: {{addresses: [\"127.0.0.1:{stable}\"]}}\n  canary: {{addresses: [\"127.0.0.1:{canary}\"]}}\n  canary_weight: {weight}\n",
-        free_port()
+        "listeners: [{{address: \"127.0.0.1:{port}\"}}]\nadmin: {{address: \"127.0.0.1:{admin}\"}}\nlimits: {{max_connections: 20000}}\n\
+         routes:\n- name: web\n  stable: {{addresses: [\"127.0.0.1:{stable}\"]}}\n  canary: {{addresses: [\"127.0.0.1:{canary}\"]}}\n  canary_weight: {weight}\n"
     )
 }
 
@@ -625,6 +731,12 @@ fn main() {
         ]
     };
     let mut results: Vec<Vec<Run>> = vec![Vec::new(); kinds.len()];
+
+    if std::env::var_os("PAGE_ONLY").is_some() {
+        page_cost(&setup, rounds, secs);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
 
     if std::env::var_os("LATENCY_ONLY").is_some() {
         // Only the fixed-rate latency, every contender, `rounds` interleaved rounds: the
