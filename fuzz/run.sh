@@ -50,9 +50,13 @@ for target in "${targets[@]}"; do
     status=1
     tail -40 "$log" >&2
   fi
-  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1)
-  secs=$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$log" | grep -oE 'in [0-9]+' | grep -oE '[0-9]+' | tail -1)
+  # A run that printed no statistics (it did not build, or was stopped) must not end the script
+  # and lose the other targets' lines.
+  runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -oE '[0-9]+$' | tail -1 || true)
+  secs=$(grep -oE 'Done [0-9]+ runs in [0-9]+ second' "$log" | grep -oE 'in [0-9]+' | grep -oE '[0-9]+' | tail -1 || true)
   summary+=("| $target | ${runs:-?} | ${secs:-?} | $result |")
+  # Each target's line as soon as it is known, so that a later target cannot lose it.
+  echo "fuzz: | $target | ${runs:-?} | ${secs:-?} | $result |" >&2
   rm -f "$log"
 done
 echo
