@@ -22,11 +22,26 @@ spec:
     canary:
       stableService: shop-stable
       canaryService: shop-canary
+      analysis: {templates: [{templateName: live}]}
       steps:
       - setWeight: 20
       - pause: {}
       - setWeight: 60
       - pause: {}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata: {name: live}
+spec:
+  metrics:
+  - name: success-rate
+    initialDelay: 6s
+    interval: 1s
+    inconclusiveLimit: 10
+    successCondition: result >= 0.98
+    provider:
+      plugin:
+        weir/live: {route: web, backend: canary, metric: success-rate, window: 5s, minRequests: 30}
 "#;
 
 /// A page on another origin (another port of 127.0.0.1: same site, other origin) that tries
@@ -123,6 +138,17 @@ async fn the_page_shows_the_rollout_draws_its_traffic_and_promotes_it() {
              const s = document.querySelector('#chart-rate polyline.series.stable'); \
              return !!c && !!s && c.getAttribute('points').split(' ').length >= 3 \
                  && s.getAttribute('points').split(' ').length >= 3",
+        )
+        .await;
+    // The background analysis, with its measurements.
+    browser
+        .wait_for(
+            "the analysis run and its measurements",
+            Duration::from_secs(20),
+            "const a = document.getElementById('analysis'); \
+             const cells = [...a.querySelectorAll('tbody tr td')].map((td) => td.textContent); \
+             return a.innerText.includes('background') && cells[0] === 'success-rate' \
+                 && cells[2] !== undefined && cells[2] !== '–' && cells[2].length > 0",
         )
         .await;
     browser

@@ -13,6 +13,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use serde::Serialize;
 
+use crate::analysis::RunStatus;
+
 pub use sampler::{spawn, Sampler};
 
 /// (seconds per point, points kept): 1 s × 60, 10 s × 90 (15 min), 60 s × 120 (2 h).
@@ -20,6 +22,9 @@ pub const RESOLUTIONS: [(u64, usize); 3] = [(1, 60), (10, 90), (60, 120)];
 
 /// Rollout events kept (phase changes, aborts, promotions).
 pub const MAX_EVENTS: usize = 200;
+
+/// Analysis runs kept, finished ones included (the rollout's status shows only the running).
+pub const MAX_RUNS: usize = 20;
 
 /// One side of a route over one point's span.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
@@ -76,11 +81,19 @@ pub struct Event {
     pub message: String,
 }
 
-/// Every route's history and the rollout's events.
+/// An analysis run as last seen, with what it belonged to (`step 3`, `background`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Run {
+    pub label: String,
+    pub run: RunStatus,
+}
+
+/// Every route's history, the rollout's events and its analysis runs, oldest first.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct History {
     pub routes: BTreeMap<String, RouteHistory>,
     pub events: VecDeque<Event>,
+    pub runs: VecDeque<Run>,
 }
 
 impl History {
@@ -94,6 +107,22 @@ impl History {
     /// Keeps only these routes (a route gone from the table takes its history with it).
     pub fn retain_routes(&mut self, live: &[String]) {
         self.routes.retain(|name, _| live.contains(name));
+    }
+
+    /// Updates a run in place (the same name and start), or adds it, dropping the oldest.
+    pub fn observe_run(&mut self, label: &str, run: &RunStatus) {
+        let same = |r: &Run| r.run.name == run.name && r.run.started_at == run.started_at;
+        if let Some(known) = self.runs.iter_mut().find(|r| same(r)) {
+            known.run = run.clone();
+            return;
+        }
+        if self.runs.len() == MAX_RUNS {
+            self.runs.pop_front();
+        }
+        self.runs.push_back(Run {
+            label: label.to_string(),
+            run: run.clone(),
+        });
     }
 
     /// Records an event when the phase, step or message changed since the last one.
@@ -148,6 +177,34 @@ mod tests {
             bytes < 64 << 10,
             "{bytes} bytes: more than expected for 270 points"
         );
+    }
+
+    #[test]
+    fn runs_are_updated_in_place_kept_after_they_finish_and_bounded() {
+        let run = |name: &str, started_at, phase| RunStatus {
+            name: name.into(),
+            phase,
+            message: String::new(),
+            started_at,
+            finished_at: None,
+            metrics: Vec::new(),
+        };
+        let mut h = History::default();
+        h.observe_run("step 2", &run("a", 10, crate::analysis::Phase::Running));
+        h.observe_run("step 2", &run("a", 10, crate::analysis::Phase::Failed));
+        assert_eq!(h.runs.len(), 1);
+        assert_eq!(h.runs[0].run.phase, crate::analysis::Phase::Failed);
+        // Retried: the same name, a new start, a new entry.
+        h.observe_run("step 2", &run("a", 20, crate::analysis::Phase::Running));
+        assert_eq!(h.runs.len(), 2);
+        for t in 0..100 {
+            h.observe_run(
+                "background",
+                &run("b", 100 + t, crate::analysis::Phase::Running),
+            );
+        }
+        assert_eq!(h.runs.len(), MAX_RUNS);
+        assert_eq!(h.runs.back().map(|r| r.run.started_at), Some(199));
     }
 
     #[test]

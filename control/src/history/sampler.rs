@@ -71,6 +71,12 @@ fn sample(plane: &DataPlane, rollout: Option<&RolloutHandle>, history: &Sampler,
     h.retain_routes(&names);
     if let Some(rollout) = rollout {
         let s = rollout.status();
+        if let Some(step) = &s.analysis.step {
+            h.observe_run(&format!("step {}", step.step), &step.run);
+        }
+        if let Some(background) = &s.analysis.background {
+            h.observe_run("background", background);
+        }
         h.observe(Event {
             t: unix + 1,
             phase: s.phase.as_str().to_string(),
