@@ -50,6 +50,12 @@ async fn upstream_connections_are_reused_then_evicted_when_idle() {
 
     let table = plane.table.load();
     let endpoint = &table.route("web").unwrap().backend(0).endpoints()[0];
+    // The connection goes back to the pool once the response has been written out, which may
+    // be an instant after the client read it: wait for that (bounded), don't assume it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    while endpoint.idle_count() == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     assert_eq!(endpoint.idle_count(), 1);
     assert_eq!(endpoint.evict_idle(), 0, "a fresh idle connection stays");
     tokio::time::sleep(Duration::from_millis(300)).await;
