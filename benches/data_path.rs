@@ -59,9 +59,10 @@ fn spec(sticky: bool) -> TableSpec {
 }
 
 fn compiler() -> Compiler {
+    let metrics = Arc::new(Metrics::new());
     Compiler {
-        upstreams: Arc::new(Upstreams::new()),
-        metrics: Arc::new(Metrics::new()),
+        upstreams: Arc::new(Upstreams::new(metrics.clone())),
+        metrics,
         live: Arc::new(LiveStats::new()),
     }
 }

@@ -299,3 +299,27 @@ fn missing_file_is_an_error() {
         "{shown}"
     );
 }
+
+#[test]
+fn http2_pool_settings_are_checked_and_only_for_http2() {
+    let errors = errors(
+        "listeners: [{address: 0.0.0.0:8080}]\nroutes:\n  - name: api\n    stable:\n      \
+         addresses: [127.0.0.1:9001]\n      http2: {max_connections: 0, max_requests_per_connection: 0, keepalive_timeout: 0s}\n",
+    );
+    find(&errors, "routes[0].stable.http2", "protocol: http2");
+    find(
+        &errors,
+        "routes[0].stable.http2.max_connections",
+        "at least 1",
+    );
+    find(
+        &errors,
+        "routes[0].stable.http2.max_requests_per_connection",
+        "at least 1",
+    );
+    find(
+        &errors,
+        "routes[0].stable.http2.keepalive_timeout",
+        "greater than zero",
+    );
+}

@@ -241,3 +241,37 @@ fn header(name: &str, value: ValueMatch) -> HeaderMatchSpec {
         value,
     }
 }
+
+#[test]
+fn an_http2_backend_gets_its_pool_settings_or_the_defaults() {
+    let text = "
+listeners: [{address: 0.0.0.0:8080}]
+routes:
+  - name: grpc
+    stable:
+      addresses: [127.0.0.1:9000]
+      protocol: http2
+      http2:
+        max_streams_per_connection: 50
+        max_connections: 4
+        max_pending: 10
+        keepalive_interval: 0s
+        max_connection_age: 10m
+        max_requests_per_connection: 1000
+    canary: {addresses: [127.0.0.1:9100], protocol: http2}
+";
+    let config = config::from_str(text, Path::new("weir.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let route = &config.table.routes[0];
+    let pool = &route.stable().unwrap().http2;
+    assert_eq!(pool.max_streams_per_connection, 50);
+    assert_eq!(pool.max_connections, 4);
+    assert_eq!(pool.max_pending, 10);
+    assert_eq!(pool.keepalive_interval, None, "0s turns PINGs off");
+    assert_eq!(pool.keepalive_timeout, Duration::from_secs(10));
+    assert_eq!(pool.max_connection_age, Some(Duration::from_secs(600)));
+    assert_eq!(pool.max_requests_per_connection, Some(1000));
+    assert_eq!(
+        route.canary().unwrap().http2,
+        weir_proxy::table::spec::Http2PoolSpec::default()
+    );
+}

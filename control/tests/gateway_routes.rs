@@ -100,9 +100,10 @@ fn slices(services: &[&str]) -> BTreeMap<String, SliceView> {
 }
 
 fn compile(table: &TableSpec) -> RouteTable {
+    let metrics = Arc::new(Metrics::new());
     let compiler = Compiler {
-        upstreams: Arc::new(Upstreams::new()),
-        metrics: Arc::new(Metrics::new()),
+        upstreams: Arc::new(Upstreams::new(metrics.clone())),
+        metrics,
         live: Arc::new(LiveStats::new()),
     };
     compiler

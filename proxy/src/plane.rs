@@ -22,7 +22,7 @@ impl DataPlane {
         let live = Arc::new(LiveStats::new());
         let table = Arc::new(TableHandle::new(metrics.clone()));
         let compiler = Compiler {
-            upstreams: Arc::new(Upstreams::new()),
+            upstreams: Arc::new(Upstreams::new(metrics.clone())),
             metrics: metrics.clone(),
             live: live.clone(),
         };

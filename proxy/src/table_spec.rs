@@ -240,6 +240,8 @@ pub struct BackendSpec {
     pub response_timeout: Duration,
     /// How long an unused pooled connection is kept.
     pub pool_idle_timeout: Duration,
+    /// The HTTP/2 connection pool of each address (used when `protocol` is `Http2`).
+    pub http2: Http2PoolSpec,
 }
 
 impl BackendSpec {
@@ -252,6 +254,46 @@ impl BackendSpec {
             connect_timeout: Duration::from_secs(2),
             response_timeout: Duration::from_secs(30),
             pool_idle_timeout: Duration::from_secs(60),
+            http2: Http2PoolSpec::default(),
+        }
+    }
+}
+
+/// How weir spreads an HTTP/2 upstream address's streams over connections.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Http2PoolSpec {
+    /// weir's own cap on streams per connection; the upstream's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS lowers it.
+    pub max_streams_per_connection: u32,
+    /// Connections per address at most.
+    pub max_connections: u32,
+    /// Requests that may wait for a stream when every connection is at its limit; past this a
+    /// request is answered 503 at once.
+    pub max_pending: u32,
+    /// A PING after this long without a frame from the upstream while streams are open; None
+    /// sends none.
+    pub keepalive_interval: Option<Duration>,
+    /// A PING unanswered for this long closes the connection (its streams fail).
+    pub keepalive_timeout: Duration,
+    /// A connection older than this takes no new streams and closes when its last ends.
+    pub max_connection_age: Option<Duration>,
+    /// A connection that carried this many requests is retired the same way.
+    pub max_requests_per_connection: Option<u64>,
+}
+
+impl Default for Http2PoolSpec {
+    fn default() -> Self {
+        // 100 streams: the lowest SETTINGS_MAX_CONCURRENT_STREAMS RFC 9113 recommends a server
+        // allow, and what nginx and Envoy default to. 16 connections × 100 streams is far more
+        // than one sidecar's upstream needs; the queue absorbs bursts past it.
+        Http2PoolSpec {
+            max_streams_per_connection: 100,
+            max_connections: 16,
+            max_pending: 1024,
+            keepalive_interval: Some(Duration::from_secs(30)),
+            keepalive_timeout: Duration::from_secs(10),
+            max_connection_age: None,
+            max_requests_per_connection: None,
         }
     }
 }

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use bytes::Bytes;
 use http::{HeaderMap, Request, StatusCode};
-use http_body_util::{BodyExt, Empty, Full};
+use http_body_util::{BodyExt, Full};
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -90,8 +90,13 @@ pub async fn get_text(addr: SocketAddr, path: &str) -> (StatusCode, String) {
     (r.status, r.text())
 }
 
-/// An h2c connection (HTTP/2 with prior knowledge).
-pub async fn h2c(addr: SocketAddr) -> http2::SendRequest<Empty<Bytes>> {
+/// An h2c connection (HTTP/2 with prior knowledge), sending bodies of type `B`.
+pub async fn h2c<B>(addr: SocketAddr) -> http2::SendRequest<B>
+where
+    B: hyper::body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let tcp = TcpStream::connect(addr).await.unwrap();
     let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
         .await

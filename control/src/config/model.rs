@@ -248,6 +248,26 @@ pub struct RawBackend {
     pub connect_timeout: Option<ConfigDuration>,
     pub response_timeout: Option<ConfigDuration>,
     pub pool_idle_timeout: Option<ConfigDuration>,
+    /// The HTTP/2 connection pool of each address (`protocol: http2`).
+    pub http2: Option<RawHttp2Pool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "{max_streams_per_connection: N, max_connections: N, max_pending: N, \
+                 keepalive_interval: DURATION, keepalive_timeout: DURATION, \
+                 max_connection_age: DURATION, max_requests_per_connection: N}"
+)]
+pub struct RawHttp2Pool {
+    pub max_streams_per_connection: Option<usize>,
+    pub max_connections: Option<usize>,
+    pub max_pending: Option<u32>,
+    /// `0s` sends no PING.
+    pub keepalive_interval: Option<ConfigDuration>,
+    pub keepalive_timeout: Option<ConfigDuration>,
+    pub max_connection_age: Option<ConfigDuration>,
+    pub max_requests_per_connection: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize)]

@@ -44,7 +44,8 @@ pub(super) fn start(
     tokio::spawn(async move {
         let _permit = permit;
         let endpoint = route.backend(to).pick().clone();
-        let lease = match endpoint.checkout(false).await {
+        // A mirror never waits for an HTTP/2 stream: with the pool full it is skipped.
+        let lease = match endpoint.checkout(false, std::time::Instant::now()).await {
             Ok(lease) => lease,
             Err(err) => {
                 tracing::debug!(route = %route.name, error = err.as_str(), "mirror connect failed");

@@ -100,6 +100,10 @@ pub async fn handle(
         again,
         wants_trailers,
         upgrade,
+        // A request waiting for an HTTP/2 stream gives up when the route's deadline passes,
+        // and a hair before the pipeline's own timer (started later) would: so it is answered
+        // as what it is, a 503 for want of a stream, rather than a 504.
+        wait_until: route.timeout.map(|limit| Instant::now() + limit),
     };
     let mut resp = match pipeline::forward(&mut exchange, &mut leg).await {
         Ok((resp, release)) => respond(resp, release, &exchange),
@@ -121,6 +125,9 @@ struct HyperLeg {
     again: Option<Again>,
     wants_trailers: bool,
     upgrade: bool,
+    /// How long a request may wait for an HTTP/2 stream: the route's deadline, or else the
+    /// backend's response timeout from when it starts waiting.
+    wait_until: Option<Instant>,
 }
 
 /// What it takes to send a bodiless request once more.
@@ -142,7 +149,10 @@ impl Transport for HyperLeg {
         if self.upgrade {
             endpoint.checkout_for_upgrade().await
         } else {
-            endpoint.checkout(fresh).await
+            let wait_until = self
+                .wait_until
+                .unwrap_or_else(|| Instant::now() + endpoint.response_timeout());
+            endpoint.checkout(fresh, wait_until).await
         }
     }
 

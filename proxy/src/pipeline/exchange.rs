@@ -103,5 +103,8 @@ fn failure_cause(err: UpstreamError) -> &'static str {
         UpstreamError::Reset => "upstream closed the connection",
         UpstreamError::Tls => "TLS handshake with upstream failed",
         UpstreamError::Protocol => "upstream sent a malformed response",
+        UpstreamError::StreamLimit => {
+            "no HTTP/2 stream free: every upstream connection is at its stream limit"
+        }
     }
 }

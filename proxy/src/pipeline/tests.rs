@@ -23,9 +23,10 @@ fn table(canary: bool, timeout: Option<Duration>) -> RouteTable {
         route.set_canary(Some(BackendSpec::new([CANARY])));
     }
     route.timeout = timeout;
+    let metrics = Arc::new(Metrics::new());
     let compiler = Compiler {
-        upstreams: Arc::new(Upstreams::new()),
-        metrics: Arc::new(Metrics::new()),
+        upstreams: Arc::new(Upstreams::new(metrics.clone())),
+        metrics,
         live: Arc::new(LiveStats::new()),
     };
     match compiler.compile(&TableSpec {

@@ -7,6 +7,7 @@
 //! - a pooled connection the upstream had closed (`Undelivered::Stale`) is replaced by a fresh
 //!   one, up to `STALE_RETRIES` times; the engine says when a request may go again;
 //! - the route's timeout covers all of it;
+//! - a request that waited for an HTTP/2 stream in vain is answered 503 at once;
 //! - every failure is recorded against the backend it happened on.
 
 use std::future::Future;
@@ -86,6 +87,13 @@ async fn attempt<T: Transport>(
     let mut stale = 0;
     loop {
         let err = match transport.connect(endpoint, fresh).await {
+            // The backend's HTTP/2 streams are all taken and the wait for one ended: the
+            // deadline it waited to has passed, or its queue is full. Either way this is the
+            // answer (the route's deadline leaves no time for the other side).
+            Err(err @ UpstreamError::StreamLimit) => {
+                exchange.record_error(err);
+                return Err(Failure::Upstream(err));
+            }
             // Nothing was sent: the other side of the route may take it, once.
             Err(err) => err,
             Ok(conn) => match transport.send(conn, exchange.started).await {

@@ -39,6 +39,7 @@ pub struct Metrics {
     table_swaps: Counter,
     table_generation: Gauge,
     config_reloads: Family<ResultLabels, Counter>,
+    pool: PoolFamilies,
     /// Handles already resolved, by route and side: a reload (up to 100 a second in the swap
     /// storm) reuses them instead of resolving a route×backend's 500 status slots again.
     backends: std::sync::Mutex<HashMap<(String, String), BackendMetrics>>,
@@ -112,7 +113,9 @@ impl Metrics {
                 .inc_by(0);
         }
 
+        let pool = PoolFamilies::register(&mut registry);
         Metrics {
+            pool,
             registry: std::sync::Mutex::new(registry),
             requests,
             duration,
@@ -124,6 +127,20 @@ impl Metrics {
             table_generation,
             config_reloads,
             backends: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The handles of one upstream address's HTTP/2 connection pool.
+    pub fn upstream_pool(&self, address: &str) -> PoolMetrics {
+        let labels = [("upstream", address.to_owned())];
+        let pool = &self.pool;
+        PoolMetrics {
+            connections: pool.connections.get_or_create(&labels).clone(),
+            streams: pool.streams.get_or_create(&labels).clone(),
+            goaways: pool.goaways.get_or_create(&labels).clone(),
+            refused: pool.refused.get_or_create(&labels).clone(),
+            waits: pool.waits.get_or_create(&labels).clone(),
+            wait_time: pool.wait_time.get_or_create(&labels).clone(),
         }
     }
 
@@ -256,7 +273,7 @@ struct BackendInner {
     grpc_faults: Box<[OnceLock<Counter>]>,
     duration: AtomicHistogram,
     /// Indexed like `UpstreamError::ALL`.
-    errors: [Counter; 5],
+    errors: [Counter; 6],
 }
 
 impl BackendMetrics {
@@ -454,4 +471,76 @@ mod tests {
         check::<Metrics>();
         check::<BackendMetrics>();
     }
+}
+
+type UpstreamLabels = [(&'static str, String); 1];
+
+/// The HTTP/2 upstream pools' metric families, labelled by upstream address (a pool is per
+/// address, shared by every route and backend that names it).
+#[derive(Debug)]
+struct PoolFamilies {
+    connections: Family<UpstreamLabels, Gauge>,
+    streams: Family<UpstreamLabels, Gauge>,
+    goaways: Family<UpstreamLabels, Counter>,
+    refused: Family<UpstreamLabels, Counter>,
+    waits: Family<UpstreamLabels, Counter>,
+    wait_time: Family<UpstreamLabels, AtomicHistogram>,
+}
+
+impl PoolFamilies {
+    fn register(registry: &mut Registry) -> Self {
+        let families = PoolFamilies {
+            connections: Family::default(),
+            streams: Family::default(),
+            goaways: Family::default(),
+            refused: Family::default(),
+            waits: Family::default(),
+            wait_time: Family::default(),
+        };
+        registry.register(
+            "upstream_h2_connections",
+            "HTTP/2 connections open to the upstream address that take new streams or still \
+             carry some",
+            families.connections.clone(),
+        );
+        registry.register(
+            "upstream_h2_streams",
+            "Requests in flight on the upstream address's HTTP/2 connections",
+            families.streams.clone(),
+        );
+        registry.register(
+            "upstream_h2_goaways",
+            "HTTP/2 connections to the upstream address that received GOAWAY",
+            families.goaways.clone(),
+        );
+        registry.register(
+            "upstream_h2_refused_streams",
+            "Streams the upstream refused (REFUSED_STREAM, or above a graceful GOAWAY's last \
+             stream id); each is sent again when its body was kept",
+            families.refused.clone(),
+        );
+        registry.register(
+            "upstream_h2_stream_waits",
+            "Requests that found every HTTP/2 connection at its stream limit and waited",
+            families.waits.clone(),
+        );
+        registry.register_with_unit(
+            "upstream_h2_stream_wait",
+            "How long requests waited for an HTTP/2 stream",
+            Unit::Seconds,
+            families.wait_time.clone(),
+        );
+        families
+    }
+}
+
+/// The handles of one upstream address's HTTP/2 pool.
+#[derive(Clone, Debug)]
+pub struct PoolMetrics {
+    pub connections: Gauge,
+    pub streams: Gauge,
+    pub goaways: Counter,
+    pub refused: Counter,
+    pub waits: Counter,
+    pub wait_time: AtomicHistogram,
 }

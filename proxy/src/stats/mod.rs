@@ -14,5 +14,5 @@ pub use exposition::{content_type, negotiate, to_classic, Format};
 pub use histogram::AtomicHistogram;
 pub use latency::{LatencyDistribution, LatencyThreshold};
 pub use live::{now_second, LiveStats, LiveWindow, SecondCounts, WindowSnapshot, WINDOW_SECS};
-pub use metrics::{BackendMetrics, Metrics};
+pub use metrics::{BackendMetrics, Metrics, PoolMetrics};
 pub use outcome::{grpc_status_is_fault, Outcome, Role, UpstreamError};

@@ -45,15 +45,19 @@ pub enum UpstreamError {
     Tls,
     /// The upstream spoke malformed HTTP.
     Protocol,
+    /// Every HTTP/2 connection of the upstream was at its stream limit, no more could open,
+    /// and the request's wait for a stream ended (the queue was full, or its deadline passed).
+    StreamLimit,
 }
 
 impl UpstreamError {
-    pub const ALL: [UpstreamError; 5] = [
+    pub const ALL: [UpstreamError; 6] = [
         UpstreamError::Connect,
         UpstreamError::Timeout,
         UpstreamError::Reset,
         UpstreamError::Tls,
         UpstreamError::Protocol,
+        UpstreamError::StreamLimit,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -63,6 +67,7 @@ impl UpstreamError {
             UpstreamError::Reset => "reset",
             UpstreamError::Tls => "tls",
             UpstreamError::Protocol => "protocol",
+            UpstreamError::StreamLimit => "stream_limit",
         }
     }
 
@@ -70,7 +75,7 @@ impl UpstreamError {
     pub fn status(self) -> u16 {
         match self {
             UpstreamError::Timeout => 504,
-            UpstreamError::Connect => 503,
+            UpstreamError::Connect | UpstreamError::StreamLimit => 503,
             UpstreamError::Reset | UpstreamError::Tls | UpstreamError::Protocol => 502,
         }
     }

@@ -9,6 +9,8 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
+use super::h2pool::Replay;
+
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What weir sends upstream: the client's body streamed through, or a copy for a mirror.
@@ -21,6 +23,8 @@ pub enum RequestBody {
     Mirror(mpsc::Receiver<Bytes>),
     Bytes(Option<Bytes>),
     Empty,
+    /// A body an HTTP/2 upstream may refuse and weir send again (`h2pool::resend`).
+    Replay(Replay),
 }
 
 impl Body for RequestBody {
@@ -51,6 +55,7 @@ impl Body for RequestBody {
             RequestBody::Mirror(rx) => rx.poll_recv(cx).map(|d| d.map(|d| Ok(Frame::data(d)))),
             RequestBody::Bytes(b) => Poll::Ready(b.take().map(|d| Ok(Frame::data(d)))),
             RequestBody::Empty => Poll::Ready(None),
+            RequestBody::Replay(r) => r.poll_frame(cx),
         }
     }
 
@@ -60,6 +65,7 @@ impl Body for RequestBody {
             RequestBody::Mirror(_) => false,
             RequestBody::Bytes(b) => b.is_none(),
             RequestBody::Empty => true,
+            RequestBody::Replay(r) => r.is_end_stream(),
         }
     }
 
@@ -68,6 +74,7 @@ impl Body for RequestBody {
             RequestBody::Incoming(b) | RequestBody::Tee(b, _) => b.size_hint(),
             RequestBody::Mirror(_) => SizeHint::default(),
             RequestBody::Bytes(Some(b)) => SizeHint::with_exact(b.len() as u64),
+            RequestBody::Replay(r) => r.size_hint(),
             _ => SizeHint::with_exact(0),
         }
     }

@@ -11,10 +11,11 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use super::body::RequestBody;
+use super::h2pool::{Signals, WatchedIo};
 use super::raw::{RawConn, RawIo};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::stats::UpstreamError;
-use crate::table_spec::UpstreamProtocol;
+use crate::table_spec::Http2PoolSpec;
 
 pub enum Sender {
     H1(H1Conn),
@@ -85,66 +86,93 @@ pub(super) async fn open_raw(
     Ok(RawConn::new(io))
 }
 
-/// Everything up to a usable sender; the caller bounds it with the connect timeout.
-pub(super) async fn open(
+/// An HTTP/1 connection up to a usable sender; the caller bounds it with the connect timeout.
+pub(super) async fn open_h1(
     address: &str,
-    protocol: UpstreamProtocol,
     tls: Option<&TlsTarget>,
     upgrades: bool,
-) -> Result<Sender, UpstreamError> {
+) -> Result<H1Conn, UpstreamError> {
     let tcp = tcp(address).await?;
     match tls {
-        None => handshake(tcp, protocol, upgrades).await,
-        Some(target) => {
-            let stream = tls_handshake(address, target, tcp).await?;
-            handshake(stream, protocol, upgrades).await
-        }
+        None => handshake_h1(tcp, upgrades).await,
+        Some(target) => handshake_h1(tls_handshake(address, target, tcp).await?, upgrades).await,
     }
 }
 
-async fn handshake<I>(
-    io: I,
-    protocol: UpstreamProtocol,
-    upgrades: bool,
-) -> Result<Sender, UpstreamError>
+async fn handshake_h1<I>(io: I, upgrades: bool) -> Result<H1Conn, UpstreamError>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    match protocol {
-        UpstreamProtocol::Http1 => {
-            let deadline = Deadline::default();
-            let io = TokioIo::new(DeadlineIo::new(io, deadline.clone()));
-            let (sender, conn) = http1::Builder::new()
-                .handshake::<_, RequestBody>(io)
-                .await
-                .map_err(|_| UpstreamError::Protocol)?;
-            if upgrades {
-                tokio::spawn(async move {
-                    if let Err(err) = conn.with_upgrades().await {
-                        tracing::debug!(error = %err, "upstream connection ended");
-                    }
-                });
-            } else {
-                tokio::spawn(async move {
-                    if let Err(err) = conn.await {
-                        tracing::debug!(error = %err, "upstream connection ended");
-                    }
-                });
+    let deadline = Deadline::default();
+    let io = TokioIo::new(DeadlineIo::new(io, deadline.clone()));
+    let (sender, conn) = http1::Builder::new()
+        .handshake::<_, RequestBody>(io)
+        .await
+        .map_err(|_| UpstreamError::Protocol)?;
+    if upgrades {
+        tokio::spawn(async move {
+            if let Err(err) = conn.with_upgrades().await {
+                tracing::debug!(error = %err, "upstream connection ended");
             }
-            Ok(Sender::H1(H1Conn { sender, deadline }))
-        }
-        UpstreamProtocol::Http2 => {
-            let (sender, conn) = http2::Builder::new(TokioExecutor::new())
-                .timer(TokioTimer::new())
-                .handshake::<_, RequestBody>(TokioIo::new(io))
-                .await
-                .map_err(|_| UpstreamError::Protocol)?;
-            tokio::spawn(async move {
-                if let Err(err) = conn.await {
-                    tracing::debug!(error = %err, "upstream h2 connection ended");
-                }
-            });
-            Ok(Sender::H2(sender))
-        }
+        });
+    } else {
+        tokio::spawn(async move {
+            if let Err(err) = conn.await {
+                tracing::debug!(error = %err, "upstream connection ended");
+            }
+        });
     }
+    Ok(H1Conn { sender, deadline })
+}
+
+/// An HTTP/2 connection of a pool, its reads watched for SETTINGS and GOAWAY (`signals`);
+/// the caller bounds it with the connect timeout.
+pub(super) async fn open_h2(
+    address: &str,
+    tls: Option<&TlsTarget>,
+    spec: &Http2PoolSpec,
+    signals: Arc<Signals>,
+) -> Result<http2::SendRequest<RequestBody>, UpstreamError> {
+    let tcp = tcp(address).await?;
+    let sender = match tls {
+        None => handshake_h2(WatchedIo::new(tcp, signals.clone()), spec).await?,
+        Some(target) => {
+            let stream = tls_handshake(address, target, tcp).await?;
+            handshake_h2(WatchedIo::new(stream, signals.clone()), spec).await?
+        }
+    };
+    // The server's SETTINGS come first on the connection (RFC 9113 §3.4): one round trip.
+    signals.settled().await;
+    Ok(sender)
+}
+
+async fn handshake_h2<I>(
+    io: I,
+    spec: &Http2PoolSpec,
+) -> Result<http2::SendRequest<RequestBody>, UpstreamError>
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut builder = http2::Builder::new(TokioExecutor::new());
+    builder
+        .timer(TokioTimer::new())
+        // Until the server's SETTINGS arrive, no more streams than the pool would give it.
+        .initial_max_send_streams(spec.max_streams_per_connection as usize);
+    if let Some(interval) = spec.keepalive_interval {
+        // Only while streams are open (hyper's default): an idle connection needs no
+        // probing, and gRPC servers count PINGs without calls as abuse.
+        builder
+            .keep_alive_interval(interval)
+            .keep_alive_timeout(spec.keepalive_timeout);
+    }
+    let (sender, conn) = builder
+        .handshake::<_, RequestBody>(TokioIo::new(io))
+        .await
+        .map_err(|_| UpstreamError::Protocol)?;
+    tokio::spawn(async move {
+        if let Err(err) = conn.await {
+            tracing::debug!(error = %err, "upstream h2 connection ended");
+        }
+    });
+    Ok(sender)
 }

@@ -1,23 +1,23 @@
 //! One upstream address: its pool of HTTP/1 connections (FIFO, so a returned connection has
-//! time to become ready again before it is taken) or its one shared HTTP/2 connection.
+//! time to become ready again before it is taken) or its pool of HTTP/2 connections
+//! (`super::h2pool`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwapOption;
 use crossbeam_queue::ArrayQueue;
 use http::{Request, Response};
 use hyper::body::Incoming;
-use hyper::client::conn::http2;
 use rustls_pki_types::ServerName;
 
 use super::body::RequestBody;
 use super::connect::{self, H1Conn, Sender, TlsTarget};
+use super::h2pool::{self, H2Conn, H2Pool, Resend, Signals, Slot};
 use super::raw::RawConn;
 use super::EndpointKey;
 use crate::deadline::is_deadline_error;
-use crate::stats::UpstreamError;
+use crate::stats::{PoolMetrics, UpstreamError};
 use crate::table_spec::UpstreamProtocol;
 
 const MAX_IDLE_PER_ENDPOINT: usize = 256;
@@ -38,8 +38,7 @@ pub struct Endpoint {
     idle: ArrayQueue<Idle>,
     /// Connections of the byte-forwarding engine (`crate::h1`): a pool apart from hyper's.
     raw_idle: ArrayQueue<IdleRaw>,
-    h2: ArcSwapOption<http2::SendRequest<RequestBody>>,
-    h2_connecting: tokio::sync::Mutex<()>,
+    h2: H2Pool,
     outstanding: AtomicUsize,
 }
 
@@ -51,7 +50,11 @@ pub enum SendError {
 }
 
 impl Endpoint {
-    pub(super) fn new(key: EndpointKey) -> Result<Self, String> {
+    pub(super) fn new(
+        key: EndpointKey,
+        http2: crate::table_spec::Http2PoolSpec,
+        metrics: PoolMetrics,
+    ) -> Result<Self, String> {
         let tls = match &key.tls {
             None => None,
             Some((name, ca_file)) => {
@@ -66,8 +69,7 @@ impl Endpoint {
             tls,
             idle: ArrayQueue::new(MAX_IDLE_PER_ENDPOINT),
             raw_idle: ArrayQueue::new(MAX_IDLE_PER_ENDPOINT),
-            h2: ArcSwapOption::empty(),
-            h2_connecting: tokio::sync::Mutex::new(()),
+            h2: H2Pool::new(http2, metrics),
             outstanding: AtomicUsize::new(0),
         })
     }
@@ -94,17 +96,26 @@ impl Endpoint {
     }
 
     /// A connection ready for one request: pooled (unless `fresh`) or new. Failing here
-    /// means nothing was sent. (HTTP/2 shares one connection, replaced once it closes.)
-    pub async fn checkout(self: &Arc<Self>, fresh: bool) -> Result<Lease, UpstreamError> {
-        let sender = match self.key.protocol {
+    /// means nothing was sent. HTTP/2 takes a stream of the pool, waiting for one until
+    /// `wait_until` at most when every connection is at its limit (`fresh` does not apply:
+    /// a closed or refusing connection has left the pool already).
+    pub async fn checkout(
+        self: &Arc<Self>,
+        fresh: bool,
+        wait_until: Instant,
+    ) -> Result<Lease, UpstreamError> {
+        let (sender, slot) = match self.key.protocol {
             UpstreamProtocol::Http1 => {
                 let pooled = if fresh { None } else { self.pooled_h1().await };
                 match pooled {
-                    Some(s) => Sender::H1(s),
-                    None => self.open(false).await?,
+                    Some(s) => (Sender::H1(s), None),
+                    None => (Sender::H1(self.open_h1(false).await?), None),
                 }
             }
-            UpstreamProtocol::Http2 => Sender::H2(self.shared_h2().await?),
+            UpstreamProtocol::Http2 => {
+                let slot = self.h2.checkout(wait_until, || self.open_h2()).await?;
+                (Sender::H2(slot.conn.sender()), Some(slot))
+            }
         };
         self.outstanding.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
@@ -113,13 +124,14 @@ impl Endpoint {
             release: Release {
                 endpoint: self.clone(),
                 conn: None,
+                slot,
             },
         })
     }
 
     /// A fresh HTTP/1 connection that may be taken over by an `Upgrade`; never pooled.
     pub async fn checkout_for_upgrade(self: &Arc<Self>) -> Result<Lease, UpstreamError> {
-        let sender = self.open(true).await?;
+        let sender = Sender::H1(self.open_h1(true).await?);
         self.outstanding.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
             sender,
@@ -127,6 +139,7 @@ impl Endpoint {
             release: Release {
                 endpoint: self.clone(),
                 conn: None,
+                slot: None,
             },
         })
     }
@@ -196,44 +209,32 @@ impl Endpoint {
         None
     }
 
-    async fn shared_h2(&self) -> Result<http2::SendRequest<RequestBody>, UpstreamError> {
-        if let Some(s) = self.h2.load().as_deref() {
-            if !s.is_closed() {
-                return Ok(s.clone());
-            }
-        }
-        // One connect at a time; the others wait for it and share it.
-        let _connecting = self.h2_connecting.lock().await;
-        if let Some(s) = self.h2.load().as_deref() {
-            if !s.is_closed() {
-                return Ok(s.clone());
-            }
-        }
-        match self.open(false).await? {
-            Sender::H2(s) => {
-                self.h2.store(Some(Arc::new(s.clone())));
-                Ok(s)
-            }
-            Sender::H1(_) => Err(UpstreamError::Protocol),
-        }
-    }
-
-    async fn open(&self, upgrades: bool) -> Result<Sender, UpstreamError> {
-        let protocol = if upgrades {
-            UpstreamProtocol::Http1
-        } else {
-            self.key.protocol
-        };
+    async fn open_h1(&self, upgrades: bool) -> Result<H1Conn, UpstreamError> {
         // Boxed: a TLS handshake's state is kilobytes, and inline it would be part of (and be
         // copied with) every request's future, though most requests take a pooled connection.
-        let opening = Box::pin(connect::open(
+        let opening = Box::pin(connect::open_h1(
             &self.key.address,
-            protocol,
             self.tls.as_ref(),
             upgrades,
         ));
         match tokio::time::timeout(self.key.connect_timeout, opening).await {
             Ok(result) => result,
+            Err(_) => Err(UpstreamError::Timeout),
+        }
+    }
+
+    async fn open_h2(&self) -> Result<H2Conn, UpstreamError> {
+        let metrics = self.h2.metrics().clone();
+        let signals = Arc::new(Signals::new(metrics.goaways.clone()));
+        let opening = Box::pin(connect::open_h2(
+            &self.key.address,
+            self.tls.as_ref(),
+            self.h2.spec(),
+            signals.clone(),
+        ));
+        match tokio::time::timeout(self.key.connect_timeout, opening).await {
+            Ok(Ok(sender)) => Ok(H2Conn::new(sender, signals, metrics)),
+            Ok(Err(err)) => Err(err),
             Err(_) => Err(UpstreamError::Timeout),
         }
     }
@@ -260,7 +261,12 @@ impl Endpoint {
                 evicted += 1;
             }
         }
-        evicted
+        evicted + self.h2.evict_idle(self.key.idle_timeout)
+    }
+
+    /// HTTP/2 connections the pool holds now.
+    pub fn h2_connections(&self) -> usize {
+        self.h2.connections()
     }
 
     /// Connections idle in the pool now.
@@ -311,7 +317,18 @@ impl Lease {
             Sender::H2(s) => {
                 // Streams share the connection: each has its own timer.
                 let deadline = started + self.release.endpoint.response_timeout();
+                let (req, resend) = Resend::keep(req);
                 match tokio::time::timeout_at(deadline.into(), s.try_send_request(req)).await {
+                    Ok(Err(err)) if err.message().is_none() && h2pool::refused(err.error()) => {
+                        // The server did not process it (RFC 9113 §8.7): it may go again on
+                        // another stream, whatever its method, if its body was kept.
+                        self.release.endpoint.h2.metrics().refused.inc();
+                        let failed = match resend.again() {
+                            Some(req) => SendError::NotSent(Box::new(req)),
+                            None => SendError::Failed(UpstreamError::Reset),
+                        };
+                        return Err((failed, self.release));
+                    }
                     Ok(result) => result,
                     Err(_) => {
                         return Err((SendError::Failed(UpstreamError::Timeout), self.release))
@@ -366,6 +383,8 @@ impl Drop for RawLease {
 pub struct Release {
     endpoint: Arc<Endpoint>,
     conn: Option<H1Conn>,
+    /// The HTTP/2 stream taken for this request, freed when the exchange ends.
+    slot: Option<Slot>,
 }
 
 impl Release {
@@ -379,5 +398,8 @@ impl Release {
 impl Drop for Release {
     fn drop(&mut self) {
         self.endpoint.outstanding.fetch_sub(1, Ordering::Relaxed);
+        if let Some(slot) = self.slot.take() {
+            self.endpoint.h2.end(slot);
+        }
     }
 }

@@ -4,6 +4,7 @@
 mod body;
 mod connect;
 mod endpoint;
+mod h2pool;
 mod raw;
 pub(crate) mod tls;
 
@@ -17,7 +18,8 @@ pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError};
 pub use raw::RawConn;
 pub use tls::provider as tls_provider;
 
-use crate::table_spec::{BackendSpec, UpstreamProtocol};
+use crate::stats::Metrics;
+use crate::table_spec::{BackendSpec, Http2PoolSpec, UpstreamProtocol};
 
 /// Everything that makes two endpoints interchangeable: same key, same pool.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -28,17 +30,22 @@ pub struct EndpointKey {
     pub connect_timeout: Duration,
     pub response_timeout: Duration,
     pub idle_timeout: Duration,
+    /// The HTTP/2 pool's settings (HTTP/2 endpoints only).
+    pub http2: Option<Http2PoolSpec>,
 }
 
 /// Shared by every table: hands out the pool of an address, creating it on first use.
-#[derive(Default)]
 pub struct Upstreams {
     pools: Mutex<HashMap<EndpointKey, Weak<Endpoint>>>,
+    metrics: Arc<Metrics>,
 }
 
 impl Upstreams {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(metrics: Arc<Metrics>) -> Self {
+        Upstreams {
+            pools: Mutex::default(),
+            metrics,
+        }
     }
 
     /// Called at table compile time, never per request.
@@ -57,13 +64,16 @@ impl Upstreams {
             connect_timeout: spec.connect_timeout,
             response_timeout: spec.response_timeout,
             idle_timeout: spec.pool_idle_timeout,
+            http2: (spec.protocol == UpstreamProtocol::Http2).then(|| spec.http2.clone()),
         };
         let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(existing) = pools.get(&key).and_then(Weak::upgrade) {
             return Ok(existing);
         }
         pools.retain(|_, weak| weak.strong_count() > 0);
-        let endpoint = Arc::new(Endpoint::new(key.clone())?);
+        let metrics = self.metrics.upstream_pool(address);
+        let http2 = key.http2.clone().unwrap_or_default();
+        let endpoint = Arc::new(Endpoint::new(key.clone(), http2, metrics)?);
         pools.insert(key, Arc::downgrade(&endpoint));
         Ok(endpoint)
     }

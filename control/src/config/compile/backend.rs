@@ -2,10 +2,14 @@
 
 use std::time::Duration;
 
-use weir_proxy::table::spec::{BackendSpec, Balance, UpstreamProtocol, UpstreamTlsSpec};
+use weir_proxy::table::spec::{
+    BackendSpec, Balance, Http2PoolSpec, UpstreamProtocol, UpstreamTlsSpec,
+};
 
 use crate::config::check::Checker;
-use crate::config::model::{RawBackend, RawBalance, RawProtocol, RawUpstreamDefaults};
+use crate::config::model::{
+    RawBackend, RawBalance, RawHttp2Pool, RawProtocol, RawUpstreamDefaults,
+};
 
 /// Timeouts from `upstream_defaults`, already checked, falling back to `BackendSpec::new`'s.
 pub struct UpstreamDefaults {
@@ -80,5 +84,64 @@ pub fn backend(
         pool_idle_timeout: check
             .duration(&format!("{path}.pool_idle_timeout"), raw.pool_idle_timeout)
             .unwrap_or(defaults.pool_idle_timeout),
+        http2: match &raw.http2 {
+            None => Http2PoolSpec::default(),
+            Some(pool) => {
+                if !matches!(raw.protocol, RawProtocol::Http2) {
+                    check.report(
+                        format!("{path}.http2"),
+                        "applies to HTTP/2 upstreams only: add `protocol: http2`",
+                    );
+                }
+                http2_pool(pool, &format!("{path}.http2"), check)
+            }
+        },
+    }
+}
+
+fn http2_pool(raw: &RawHttp2Pool, path: &str, check: &mut Checker) -> Http2PoolSpec {
+    let builtin = Http2PoolSpec::default();
+    let mut count = |field: &str, value: Option<usize>, default: u32| {
+        let n = check.at_least_one(&format!("{path}.{field}"), value, default as usize);
+        u32::try_from(n).unwrap_or_else(|_| {
+            check.report(format!("{path}.{field}"), "is too large");
+            default
+        })
+    };
+    let max_streams_per_connection = count(
+        "max_streams_per_connection",
+        raw.max_streams_per_connection,
+        builtin.max_streams_per_connection,
+    );
+    let max_connections = count(
+        "max_connections",
+        raw.max_connections,
+        builtin.max_connections,
+    );
+    if raw.max_requests_per_connection == Some(0) {
+        check.report(
+            format!("{path}.max_requests_per_connection"),
+            "must be at least 1",
+        );
+    }
+    // 0s turns PINGs off; any other duration is checked as usual.
+    let keepalive_interval = match raw.keepalive_interval {
+        Some(d) if d.0.is_zero() => None,
+        Some(d) => check.duration(&format!("{path}.keepalive_interval"), Some(d)),
+        None => builtin.keepalive_interval,
+    };
+    Http2PoolSpec {
+        max_streams_per_connection,
+        max_connections,
+        max_pending: raw.max_pending.unwrap_or(builtin.max_pending),
+        keepalive_interval,
+        keepalive_timeout: check
+            .duration(&format!("{path}.keepalive_timeout"), raw.keepalive_timeout)
+            .unwrap_or(builtin.keepalive_timeout),
+        max_connection_age: check.duration(
+            &format!("{path}.max_connection_age"),
+            raw.max_connection_age,
+        ),
+        max_requests_per_connection: raw.max_requests_per_connection,
     }
 }

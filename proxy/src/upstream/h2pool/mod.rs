@@ -1,0 +1,291 @@
+//! One HTTP/2 upstream address's connections. A stream goes to the least-loaded connection
+//! below its limit (weir's cap or the server's SETTINGS_MAX_CONCURRENT_STREAMS, the lower);
+//! when all are full another opens, up to a cap; past that a request waits, in a bounded
+//! queue, until a stream frees or its deadline passes. A connection whose server sent GOAWAY,
+//! or that reached its maximum age or request count, takes no new stream and closes once its
+//! streams end (hyper closes it when its last sender is dropped). Streams the server refused
+//! are sent again (`resend`).
+//!
+//! Why a pool and not one connection: one connection inherits every per-connection limit of
+//! the server, stalls every call on one lost packet, and caps a server that reads each
+//! connection on one thread at one core.
+
+mod frames;
+mod pick;
+mod resend;
+mod watch;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use hyper::client::conn::http2;
+use tokio::sync::Notify;
+
+pub use resend::{refused, Replay, Resend};
+pub use watch::{Signals, WatchedIo};
+
+use super::body::RequestBody;
+use crate::stats::{PoolMetrics, UpstreamError};
+use crate::table_spec::Http2PoolSpec;
+use pick::{pick, Limits, Load};
+
+pub struct H2Pool {
+    spec: Http2PoolSpec,
+    state: Mutex<State>,
+    /// Requests waiting for a stream. Outside the lock: a stream's end reads it to know
+    /// whether to wake anyone, and most ends find no one.
+    waiting: AtomicU32,
+    /// A stream ended or a connection opened (or failed to): waiters look again.
+    changed: Notify,
+    metrics: PoolMetrics,
+}
+
+#[derive(Default)]
+struct State {
+    conns: Vec<Arc<H2Conn>>,
+    opening: u32,
+}
+
+/// One connection of the pool.
+pub struct H2Conn {
+    sender: http2::SendRequest<RequestBody>,
+    signals: Arc<Signals>,
+    in_flight: AtomicU32,
+    served: AtomicU64,
+    /// Past its age or request count: no new streams.
+    retired: AtomicBool,
+    opened: Instant,
+    /// Milliseconds after `opened` when its last stream ended.
+    idle_since_ms: AtomicU64,
+    metrics: PoolMetrics,
+}
+
+impl H2Conn {
+    pub fn new(
+        sender: http2::SendRequest<RequestBody>,
+        signals: Arc<Signals>,
+        metrics: PoolMetrics,
+    ) -> Self {
+        metrics.connections.inc();
+        H2Conn {
+            sender,
+            signals,
+            in_flight: AtomicU32::new(0),
+            served: AtomicU64::new(0),
+            retired: AtomicBool::new(false),
+            opened: Instant::now(),
+            idle_since_ms: AtomicU64::new(0),
+            metrics,
+        }
+    }
+
+    /// A sender for one request (hyper's senders are cheap handles on one connection).
+    pub fn sender(&self) -> http2::SendRequest<RequestBody> {
+        self.sender.clone()
+    }
+
+    fn takes_streams(&self, spec: &Http2PoolSpec) -> bool {
+        !self.retired.load(Ordering::Relaxed)
+            && !self.signals.going_away()
+            && !self.sender.is_closed()
+            && spec
+                .max_connection_age
+                .is_none_or(|age| self.opened.elapsed() < age)
+    }
+
+    fn load(&self, spec: &Http2PoolSpec) -> Load {
+        Load {
+            in_flight: self.in_flight.load(Ordering::Relaxed),
+            limit: spec
+                .max_streams_per_connection
+                .min(self.signals.max_streams()),
+        }
+    }
+
+    fn idle_for(&self) -> Option<Duration> {
+        if self.in_flight.load(Ordering::Relaxed) > 0 {
+            return None;
+        }
+        let since = Duration::from_millis(self.idle_since_ms.load(Ordering::Relaxed));
+        Some(self.opened.elapsed().saturating_sub(since))
+    }
+}
+
+impl Drop for H2Conn {
+    fn drop(&mut self) {
+        self.metrics.connections.dec();
+    }
+}
+
+/// A stream taken on a connection, given back (with `H2Pool::end`) when the exchange ends.
+pub struct Slot {
+    pub conn: Arc<H2Conn>,
+}
+
+impl H2Pool {
+    pub fn new(spec: Http2PoolSpec, metrics: PoolMetrics) -> Self {
+        H2Pool {
+            spec,
+            state: Mutex::new(State::default()),
+            waiting: AtomicU32::new(0),
+            changed: Notify::new(),
+            metrics,
+        }
+    }
+
+    pub fn spec(&self) -> &Http2PoolSpec {
+        &self.spec
+    }
+
+    pub fn metrics(&self) -> &PoolMetrics {
+        &self.metrics
+    }
+
+    /// A stream for one request, waiting until `deadline` at most when every connection is
+    /// full. `open` makes a new connection. Errors: `open`'s, or `StreamLimit` when the queue
+    /// is full or the deadline passed.
+    pub async fn checkout<F, Fut>(&self, deadline: Instant, open: F) -> Result<Slot, UpstreamError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<H2Conn, UpstreamError>>,
+    {
+        let mut waited: Option<Instant> = None;
+        let result = loop {
+            // Before looking: a stream that ends after the look then sees this waiter.
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match self.choose(waited.is_some()) {
+                Choice::Use(slot) => break Ok(slot),
+                Choice::Open => break self.open_and_take(&open).await,
+                Choice::Wait => {}
+            }
+            if waited.is_none() {
+                if self.waiting.load(Ordering::SeqCst) >= self.spec.max_pending {
+                    tracing::debug!("HTTP/2 upstream pool full and its queue too");
+                    break Err(UpstreamError::StreamLimit);
+                }
+                self.waiting.fetch_add(1, Ordering::SeqCst);
+                self.metrics.waits.inc();
+                waited = Some(Instant::now());
+                // Counted as waiting now: look once more before sleeping, or a stream that
+                // ended in between would have woken no one.
+                continue;
+            }
+            if tokio::time::timeout_at(deadline.into(), notified)
+                .await
+                .is_err()
+            {
+                break Err(UpstreamError::StreamLimit);
+            }
+        };
+        if let Some(since) = waited {
+            self.waiting.fetch_sub(1, Ordering::SeqCst);
+            self.metrics.wait_time.observe(since.elapsed());
+        }
+        result
+    }
+
+    /// Looks at the connections under the lock and takes a stream or a right to open one.
+    fn choose(&self, waiting_already: bool) -> Choice<Slot> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // A connection that takes no new streams leaves the pool; its streams hold it open.
+        state.conns.retain(|c| c.takes_streams(&self.spec));
+        let loads: Vec<Load> = state.conns.iter().map(|c| c.load(&self.spec)).collect();
+        let waiting = self.waiting.load(Ordering::SeqCst) + u32::from(!waiting_already);
+        let limits = Limits {
+            max_connections: self.spec.max_connections,
+            streams_per_connection: self.spec.max_streams_per_connection,
+        };
+        match pick(&loads, state.opening, waiting, limits) {
+            pick::Pick::Use(i) => Choice::Use(self.take(&state.conns[i])),
+            pick::Pick::Open => {
+                state.opening += 1;
+                Choice::Open
+            }
+            pick::Pick::Wait => Choice::Wait,
+        }
+    }
+
+    async fn open_and_take<F, Fut>(&self, open: &F) -> Result<Slot, UpstreamError>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<H2Conn, UpstreamError>>,
+    {
+        // Whatever happens, the opening is over and waiters look again (for this connection's
+        // other streams, or to try opening one themselves after a failure).
+        struct Opening<'a>(&'a H2Pool);
+        impl Drop for Opening<'_> {
+            fn drop(&mut self) {
+                let mut state = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
+                state.opening = state.opening.saturating_sub(1);
+                drop(state);
+                self.0.changed.notify_waiters();
+            }
+        }
+        let opening = Opening(self);
+        let conn = Arc::new(open().await?);
+        let slot = self.take(&conn);
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .conns
+            .push(conn);
+        drop(opening);
+        Ok(slot)
+    }
+
+    fn take(&self, conn: &Arc<H2Conn>) -> Slot {
+        conn.in_flight.fetch_add(1, Ordering::SeqCst);
+        let served = conn.served.fetch_add(1, Ordering::Relaxed) + 1;
+        if self
+            .spec
+            .max_requests_per_connection
+            .is_some_and(|max| served >= max)
+        {
+            conn.retired.store(true, Ordering::Relaxed);
+        }
+        self.metrics.streams.inc();
+        Slot { conn: conn.clone() }
+    }
+
+    /// The exchange on `slot` is over (its response ended, or it failed).
+    pub fn end(&self, slot: Slot) {
+        let conn = slot.conn;
+        let ms = u64::try_from(conn.opened.elapsed().as_millis()).unwrap_or(u64::MAX);
+        conn.idle_since_ms.store(ms, Ordering::Relaxed);
+        conn.in_flight.fetch_sub(1, Ordering::SeqCst);
+        self.metrics.streams.dec();
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_one();
+        }
+    }
+
+    /// Drops connections without streams for longer than `idle`; returns how many.
+    pub fn evict_idle(&self, idle: Duration) -> usize {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let before = state.conns.len();
+        state
+            .conns
+            .retain(|c| c.takes_streams(&self.spec) && c.idle_for().is_none_or(|d| d <= idle));
+        before - state.conns.len()
+    }
+
+    /// Connections the pool holds now (for tests and the admin API).
+    pub fn connections(&self) -> usize {
+        self.state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .conns
+            .len()
+    }
+}
+
+/// `pick::Pick` with the stream already taken.
+enum Choice<S> {
+    Use(S),
+    Open,
+    Wait,
+}

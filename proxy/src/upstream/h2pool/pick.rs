@@ -1,0 +1,106 @@
+//! Where a new stream goes: pure, over a snapshot of the pool's connections.
+
+/// One open connection as the choice sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Load {
+    pub in_flight: u32,
+    /// The lower of weir's cap and the server's SETTINGS_MAX_CONCURRENT_STREAMS.
+    pub limit: u32,
+}
+
+/// The pool as the choice sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_connections: u32,
+    /// weir's cap on streams per connection: what a connection being opened is counted for
+    /// until its server's SETTINGS say otherwise.
+    pub streams_per_connection: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pick {
+    /// A stream on this connection (an index into the snapshot).
+    Use(usize),
+    /// Open a connection for it.
+    Open,
+    /// Every connection is at its limit and no more may open, or enough are opening already.
+    Wait,
+}
+
+/// The least-loaded connection with a free stream (the first of equals, so that a lightly
+/// loaded pool concentrates on its oldest connections and the newest can go idle). With none,
+/// a new connection if the cap allows and the connections already opening will not carry
+/// everyone who waits (`waiting` counts this request too).
+pub fn pick(conns: &[Load], opening: u32, waiting: u32, limits: Limits) -> Pick {
+    let free = conns
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.in_flight < c.limit)
+        .min_by_key(|(_, c)| c.in_flight);
+    if let Some((i, _)) = free {
+        return Pick::Use(i);
+    }
+    let total = conns.len() as u64 + u64::from(opening);
+    let coming = u64::from(opening) * u64::from(limits.streams_per_connection.max(1));
+    if total < u64::from(limits.max_connections) && coming < u64::from(waiting) {
+        Pick::Open
+    } else {
+        Pick::Wait
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        max_connections: 3,
+        streams_per_connection: 10,
+    };
+
+    fn load(in_flight: u32, limit: u32) -> Load {
+        Load { in_flight, limit }
+    }
+
+    #[test]
+    fn an_empty_pool_opens_its_first_connection() {
+        assert_eq!(pick(&[], 0, 1, LIMITS), Pick::Open);
+    }
+
+    #[test]
+    fn new_streams_go_to_the_least_loaded_connection_with_room() {
+        let conns = [load(7, 10), load(3, 10), load(3, 10), load(1, 1)];
+        assert_eq!(pick(&conns, 0, 1, LIMITS), Pick::Use(1));
+    }
+
+    #[test]
+    fn the_servers_lower_limit_counts_as_full() {
+        // weir's cap is 10, the server said 4.
+        let conns = [load(4, 4), load(2, 10)];
+        assert_eq!(pick(&conns, 0, 1, LIMITS), Pick::Use(1));
+        assert_eq!(pick(&[load(4, 4)], 0, 1, LIMITS), Pick::Open);
+        // A server that allows no stream for now: another connection.
+        assert_eq!(pick(&[load(0, 0)], 0, 1, LIMITS), Pick::Open);
+    }
+
+    #[test]
+    fn when_every_connection_is_full_one_more_opens_up_to_the_cap() {
+        assert_eq!(pick(&[load(10, 10)], 0, 1, LIMITS), Pick::Open);
+        assert_eq!(
+            pick(&[load(10, 10), load(10, 10)], 1, 1, LIMITS),
+            Pick::Wait
+        );
+        assert_eq!(
+            pick(&[load(10, 10), load(10, 10), load(10, 10)], 0, 1, LIMITS),
+            Pick::Wait
+        );
+    }
+
+    #[test]
+    fn a_connection_being_opened_is_counted_for_the_requests_it_will_carry() {
+        // One opening carries 10: the 10th waiter waits for it, the 11th opens another.
+        assert_eq!(pick(&[], 1, 10, LIMITS), Pick::Wait);
+        assert_eq!(pick(&[], 1, 11, LIMITS), Pick::Open);
+        assert_eq!(pick(&[], 3, 100, LIMITS), Pick::Wait, "the cap holds");
+    }
+}

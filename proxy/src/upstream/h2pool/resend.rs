@@ -1,0 +1,264 @@
+//! A request kept so that it can go again when its stream was refused. RFC 9113 §8.7: a
+//! stream reset with REFUSED_STREAM, or above the last stream id of a GOAWAY, was not
+//! processed by the server, so any method may be sent again, on another connection.
+//!
+//! The head is cloned before the send; the body is a `Replay` that keeps what it has sent, up
+//! to `REPLAY_LIMIT`, and shares the client's body with any later copy, so a copy sends the
+//! kept bytes and then the rest as the client sends it. A body that outgrew the limit cannot
+//! go again (the request fails as it would have without a retry).
+
+use std::error::Error as _;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Uri, Version};
+use http_body::{Body, Frame, SizeHint};
+
+use crate::upstream::body::{BoxError, RequestBody};
+
+/// Body bytes kept for a resend: a gRPC unary call or a form fits; an upload does not.
+pub const REPLAY_LIMIT: usize = 64 * 1024;
+
+/// What it takes to send a request once more.
+pub struct Resend {
+    method: Method,
+    uri: Uri,
+    version: Version,
+    headers: HeaderMap,
+    /// None for a request without a body.
+    body: Option<Arc<Mutex<Kept>>>,
+}
+
+impl Resend {
+    /// Keeps a copy of `req`'s head and makes its body a `Replay`.
+    pub fn keep(req: Request<RequestBody>) -> (Request<RequestBody>, Resend) {
+        let (parts, body) = req.into_parts();
+        let (body, kept) = match body {
+            RequestBody::Replay(replay) => {
+                let kept = replay.kept.clone();
+                (RequestBody::Replay(replay), Some(kept))
+            }
+            body if body.is_end_stream() => (body, None),
+            body => {
+                let replay = Replay::new(body);
+                let kept = replay.kept.clone();
+                (RequestBody::Replay(replay), Some(kept))
+            }
+        };
+        let resend = Resend {
+            method: parts.method.clone(),
+            uri: parts.uri.clone(),
+            version: parts.version,
+            headers: parts.headers.clone(),
+            body: kept,
+        };
+        (Request::from_parts(parts, body), resend)
+    }
+
+    /// The request again, with its body from the start; None if the body outgrew what is kept.
+    pub fn again(self) -> Option<Request<RequestBody>> {
+        let body = match self.body {
+            None => RequestBody::Empty,
+            Some(kept) => {
+                if kept.lock().unwrap_or_else(|p| p.into_inner()).overflowed {
+                    return None;
+                }
+                RequestBody::Replay(Replay {
+                    kept,
+                    pos: 0,
+                    trailers_sent: false,
+                })
+            }
+        };
+        let mut req = Request::new(body);
+        *req.method_mut() = self.method;
+        *req.uri_mut() = self.uri;
+        *req.version_mut() = self.version;
+        *req.headers_mut() = self.headers;
+        Some(req)
+    }
+}
+
+/// True when `err` says the server did not process the stream: REFUSED_STREAM, or a graceful
+/// GOAWAY (NO_ERROR) that left the stream above its last stream id. (A GOAWAY with an error
+/// code is not taken as proof: h2 reports the same error to streams the server may have
+/// processed when that connection then ends.)
+pub fn refused(err: &hyper::Error) -> bool {
+    let mut source = err.source();
+    while let Some(e) = source {
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            return match h2.reason() {
+                Some(h2::Reason::REFUSED_STREAM) => true,
+                Some(h2::Reason::NO_ERROR) => h2.is_go_away() && h2.is_remote(),
+                _ => false,
+            };
+        }
+        source = e.source();
+    }
+    false
+}
+
+/// What every copy of one request body shares: the client's body and what was read of it.
+pub struct Kept {
+    source: RequestBody,
+    chunks: Vec<Bytes>,
+    bytes: usize,
+    /// More than `REPLAY_LIMIT` was read: nothing is kept and no copy can be made.
+    overflowed: bool,
+    trailers: Option<HeaderMap>,
+    ended: bool,
+}
+
+/// One send's view of a request body that can be sent again.
+pub struct Replay {
+    kept: Arc<Mutex<Kept>>,
+    /// Chunks of `kept` this copy has sent.
+    pos: usize,
+    trailers_sent: bool,
+}
+
+impl Replay {
+    fn new(source: RequestBody) -> Self {
+        Replay {
+            kept: Arc::new(Mutex::new(Kept {
+                source,
+                chunks: Vec::new(),
+                bytes: 0,
+                overflowed: false,
+                trailers: None,
+                ended: false,
+            })),
+            pos: 0,
+            trailers_sent: false,
+        }
+    }
+
+    pub fn poll_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        // What an earlier copy read first: this copy sends it again.
+        if let Some(chunk) = kept.chunks.get(self.pos) {
+            let chunk = chunk.clone();
+            self.pos += 1;
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        if kept.ended {
+            let trailers = once(&mut self.trailers_sent, &kept.trailers);
+            return Poll::Ready(trailers.map(|t| Ok(Frame::trailers(t))));
+        }
+        let polled = Pin::new(&mut kept.source).poll_frame(cx);
+        match polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    kept.bytes += data.len();
+                    if kept.bytes > REPLAY_LIMIT {
+                        kept.overflowed = true;
+                        kept.chunks = Vec::new();
+                    } else if !kept.overflowed {
+                        kept.chunks.push(data.clone());
+                        self.pos += 1;
+                    }
+                } else if let Some(trailers) = frame.trailers_ref() {
+                    kept.trailers = Some(trailers.clone());
+                    kept.ended = true;
+                    self.trailers_sent = true;
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(None) => {
+                kept.ended = true;
+                Poll::Ready(None)
+            }
+            other => other,
+        }
+    }
+
+    pub fn is_end_stream(&self) -> bool {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        self.pos >= kept.chunks.len()
+            && kept.ended
+            && (self.trailers_sent || kept.trailers.is_none())
+    }
+
+    pub fn size_hint(&self) -> SizeHint {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let unsent: usize = kept.chunks.iter().skip(self.pos).map(Bytes::len).sum();
+        match kept.source.size_hint().exact() {
+            Some(rest) if !kept.overflowed => SizeHint::with_exact(rest + unsent as u64),
+            _ => SizeHint::default(),
+        }
+    }
+}
+
+/// The trailers, the first time only.
+fn once(sent: &mut bool, trailers: &Option<HeaderMap>) -> Option<HeaderMap> {
+    if std::mem::replace(sent, true) {
+        return None;
+    }
+    trailers.clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    fn request(body: RequestBody) -> Request<RequestBody> {
+        Request::post("http://up/pkg.Svc/Call")
+            .header("content-type", "application/grpc")
+            .body(body)
+            .unwrap()
+    }
+
+    async fn read(req: Request<RequestBody>) -> Vec<u8> {
+        req.into_body().collect().await.unwrap().to_bytes().to_vec()
+    }
+
+    #[tokio::test]
+    async fn a_copy_sends_the_same_head_and_body_after_the_first_send_read_some_of_it() {
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        let (first, resend) = Resend::keep(request(RequestBody::Mirror(rx)));
+        let mut first = first.into_body();
+        tx.send(Bytes::from_static(b"hello ")).await.unwrap();
+        let frame = std::future::poll_fn(|cx| Pin::new(&mut first).poll_frame(cx)).await;
+        assert_eq!(frame.unwrap().unwrap().into_data().unwrap(), "hello ");
+        // The stream is refused: the first body is dropped, a copy goes on.
+        drop(first);
+        let again = resend.again().expect("small enough to keep");
+        assert_eq!(again.method(), Method::POST);
+        assert_eq!(again.headers()["content-type"], "application/grpc");
+        tx.send(Bytes::from_static(b"world")).await.unwrap();
+        drop(tx);
+        assert_eq!(read(again).await, b"hello world");
+    }
+
+    #[tokio::test]
+    async fn a_bodiless_request_goes_again_without_one() {
+        let (req, resend) = Resend::keep(request(RequestBody::Empty));
+        assert!(matches!(req.body(), RequestBody::Empty));
+        let again = resend.again().unwrap();
+        assert!(again.body().is_end_stream());
+    }
+
+    #[tokio::test]
+    async fn a_body_past_the_limit_cannot_go_again() {
+        let big = Bytes::from(vec![7u8; REPLAY_LIMIT + 1]);
+        let (req, resend) = Resend::keep(request(RequestBody::Bytes(Some(big))));
+        assert_eq!(read(req).await.len(), REPLAY_LIMIT + 1);
+        assert!(resend.again().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_copy_of_a_copy_shares_the_same_body() {
+        let body = RequestBody::Bytes(Some(Bytes::from_static(b"abc")));
+        let (req, resend) = Resend::keep(request(body));
+        assert_eq!(read(req).await, b"abc");
+        let (req, resend) = Resend::keep(resend.again().unwrap());
+        assert_eq!(read(req).await, b"abc");
+        assert_eq!(read(resend.again().unwrap()).await, b"abc");
+    }
+}
