@@ -153,10 +153,7 @@ impl H2Pool {
     {
         let mut waited: Option<Instant> = None;
         let result = loop {
-            // Before looking: a stream that ends after the look then sees this waiter.
-            let notified = self.changed.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
+            // The common case: a stream is free, or a connection may open.
             match self.choose(waited.is_some()) {
                 Choice::Use(slot) => break Ok(slot),
                 Choice::Open => break self.open_and_take(&open).await,
@@ -170,9 +167,16 @@ impl H2Pool {
                 self.waiting.fetch_add(1, Ordering::SeqCst);
                 self.metrics.waits.inc();
                 waited = Some(Instant::now());
-                // Counted as waiting now: look once more before sleeping, or a stream that
-                // ended in between would have woken no one.
-                continue;
+            }
+            // Registered before looking again (and counted as waiting before that): a stream
+            // that ends after this look wakes this waiter, one that ended before it is seen.
+            let notified = self.changed.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            match self.choose(true) {
+                Choice::Use(slot) => break Ok(slot),
+                Choice::Open => break self.open_and_take(&open).await,
+                Choice::Wait => {}
             }
             if tokio::time::timeout_at(deadline.into(), notified)
                 .await
@@ -193,13 +197,13 @@ impl H2Pool {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         // A connection that takes no new streams leaves the pool; its streams hold it open.
         state.conns.retain(|c| c.takes_streams(&self.spec));
-        let loads: Vec<Load> = state.conns.iter().map(|c| c.load(&self.spec)).collect();
         let waiting = self.waiting.load(Ordering::SeqCst) + u32::from(!waiting_already);
         let limits = Limits {
             max_connections: self.spec.max_connections,
             streams_per_connection: self.spec.max_streams_per_connection,
         };
-        match pick(&loads, state.opening, waiting, limits) {
+        let loads = state.conns.iter().map(|c| c.load(&self.spec));
+        match pick(loads, state.opening, waiting, limits) {
             pick::Pick::Use(i) => Choice::Use(self.take(&state.conns[i])),
             pick::Pick::Open => {
                 state.opening += 1;

@@ -31,16 +31,24 @@ pub enum Pick {
 /// loaded pool concentrates on its oldest connections and the newest can go idle). With none,
 /// a new connection if the cap allows and the connections already opening will not carry
 /// everyone who waits (`waiting` counts this request too).
-pub fn pick(conns: &[Load], opening: u32, waiting: u32, limits: Limits) -> Pick {
-    let free = conns
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| c.in_flight < c.limit)
-        .min_by_key(|(_, c)| c.in_flight);
-    if let Some((i, _)) = free {
+pub fn pick(
+    conns: impl IntoIterator<Item = Load>,
+    opening: u32,
+    waiting: u32,
+    limits: Limits,
+) -> Pick {
+    let mut open = 0u64;
+    let mut best: Option<(usize, u32)> = None;
+    for (i, c) in conns.into_iter().enumerate() {
+        open += 1;
+        if c.in_flight < c.limit && best.is_none_or(|(_, least)| c.in_flight < least) {
+            best = Some((i, c.in_flight));
+        }
+    }
+    if let Some((i, _)) = best {
         return Pick::Use(i);
     }
-    let total = conns.len() as u64 + u64::from(opening);
+    let total = open + u64::from(opening);
     let coming = u64::from(opening) * u64::from(limits.streams_per_connection.max(1));
     if total < u64::from(limits.max_connections) && coming < u64::from(waiting) {
         Pick::Open
@@ -64,34 +72,31 @@ mod tests {
 
     #[test]
     fn an_empty_pool_opens_its_first_connection() {
-        assert_eq!(pick(&[], 0, 1, LIMITS), Pick::Open);
+        assert_eq!(pick([], 0, 1, LIMITS), Pick::Open);
     }
 
     #[test]
     fn new_streams_go_to_the_least_loaded_connection_with_room() {
         let conns = [load(7, 10), load(3, 10), load(3, 10), load(1, 1)];
-        assert_eq!(pick(&conns, 0, 1, LIMITS), Pick::Use(1));
+        assert_eq!(pick(conns, 0, 1, LIMITS), Pick::Use(1));
     }
 
     #[test]
     fn the_servers_lower_limit_counts_as_full() {
         // weir's cap is 10, the server said 4.
         let conns = [load(4, 4), load(2, 10)];
-        assert_eq!(pick(&conns, 0, 1, LIMITS), Pick::Use(1));
-        assert_eq!(pick(&[load(4, 4)], 0, 1, LIMITS), Pick::Open);
+        assert_eq!(pick(conns, 0, 1, LIMITS), Pick::Use(1));
+        assert_eq!(pick([load(4, 4)], 0, 1, LIMITS), Pick::Open);
         // A server that allows no stream for now: another connection.
-        assert_eq!(pick(&[load(0, 0)], 0, 1, LIMITS), Pick::Open);
+        assert_eq!(pick([load(0, 0)], 0, 1, LIMITS), Pick::Open);
     }
 
     #[test]
     fn when_every_connection_is_full_one_more_opens_up_to_the_cap() {
-        assert_eq!(pick(&[load(10, 10)], 0, 1, LIMITS), Pick::Open);
+        assert_eq!(pick([load(10, 10)], 0, 1, LIMITS), Pick::Open);
+        assert_eq!(pick([load(10, 10), load(10, 10)], 1, 1, LIMITS), Pick::Wait);
         assert_eq!(
-            pick(&[load(10, 10), load(10, 10)], 1, 1, LIMITS),
-            Pick::Wait
-        );
-        assert_eq!(
-            pick(&[load(10, 10), load(10, 10), load(10, 10)], 0, 1, LIMITS),
+            pick([load(10, 10), load(10, 10), load(10, 10)], 0, 1, LIMITS),
             Pick::Wait
         );
     }
@@ -99,8 +104,8 @@ mod tests {
     #[test]
     fn a_connection_being_opened_is_counted_for_the_requests_it_will_carry() {
         // One opening carries 10: the 10th waiter waits for it, the 11th opens another.
-        assert_eq!(pick(&[], 1, 10, LIMITS), Pick::Wait);
-        assert_eq!(pick(&[], 1, 11, LIMITS), Pick::Open);
-        assert_eq!(pick(&[], 3, 100, LIMITS), Pick::Wait, "the cap holds");
+        assert_eq!(pick([], 1, 10, LIMITS), Pick::Wait);
+        assert_eq!(pick([], 1, 11, LIMITS), Pick::Open);
+        assert_eq!(pick([], 3, 100, LIMITS), Pick::Wait, "the cap holds");
     }
 }

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# gRPC unary through weir, nginx and HAProxy to an upstream with a stream limit of 10, 100 and
+# 1,000 (issue 18), one command. Installs Debian's nginx, haproxy and nghttp2-client (h2load)
+# when missing, builds weir in release, and runs benches/grpc.rs pinned to CPU 1 (proxies are
+# pinned to CPU 0 by the harness).
+#   ROUNDS=2 DURATION=30 LIMITS=10,100,1000 benches/load/grpc.sh
+#   DURATION=60 ROUNDS=1 benches/load/grpc.sh      # the 60 s collapse check
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+. benches/load/packages.sh
+need nginx nginx-light
+need haproxy haproxy
+need h2load nghttp2-client
+install_needed
+
+cargo build --release --locked --bin weir
+cargo bench --locked --bench grpc --no-run
+export WEIR_BIN="$PWD/target/release/weir"
+exec taskset -c 1 cargo bench --locked --bench grpc -- --bench
