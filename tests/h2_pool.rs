@@ -211,12 +211,12 @@ async fn past_both_caps_one_call_waits_for_a_stream_and_one_past_the_queue_gets_
     let weir = Weir::start(&config(
         &up.addr.to_string(),
         "max_connections: 1, max_streams_per_connection: 2, max_pending: 1",
-        "  timeout: 400ms\n",
+        "  timeout: 800ms\n",
     ));
     let h2 = h2c(weir.addr).await;
-    // Two calls hold both streams for 300 ms; a third waits; a fourth finds the queue full.
+    // Two calls hold both streams for 200 ms; a third waits; a fourth finds the queue full.
     let mut tasks = Vec::new();
-    for (i, delay) in [300, 300, 0, 0].into_iter().enumerate() {
+    for (i, delay) in [200, 200, 0, 0].into_iter().enumerate() {
         let mut h2 = h2.clone();
         tasks.push(tokio::spawn(async move {
             let started = Instant::now();
@@ -231,7 +231,7 @@ async fn past_both_caps_one_call_waits_for_a_stream_and_one_past_the_queue_gets_
     }
     assert_eq!(answers[0].1 .0, 200, "{answers:?}");
     assert_eq!(answers[1].1 .0, 200, "{answers:?}");
-    // The third got a stream when the first two ended (300 ms < its 400 ms deadline)…
+    // The third got a stream when the first two ended (200 ms < its 800 ms deadline)…
     assert_eq!(answers[2].1 .0, 200, "{answers:?}");
     // …the fourth was refused at once: one may wait, and one was waiting.
     let (_, (status, body), took) = &answers[3];
