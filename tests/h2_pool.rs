@@ -393,3 +393,41 @@ async fn a_refused_stream_is_sent_again_with_its_body_whatever_its_method() {
         "{text}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_idle_past_the_pool_idle_timeout_are_closed() {
+    let up = H2Upstream::start(10).await;
+    let weir = Weir::start(&config(&up.addr.to_string(), "", "").replace(
+        "protocol: http2\n",
+        "protocol: http2\n    pool_idle_timeout: 1s\n",
+    ));
+    // 40 calls at once at 10 streams a connection: several connections, then all idle.
+    let answers = burst(&weir, 2, 40, 200).await;
+    assert!(answers.iter().all(|(s, _)| *s == 200), "{answers:?}");
+    let opened = up.conns.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(opened >= 4, "{opened} connections for 40 calls at 10 each");
+    // Housekeeping runs every 5 s: within 8 s every idle connection has been closed.
+    let deadline = Instant::now() + Duration::from_secs(8);
+    while up.open.load(std::sync::atomic::Ordering::SeqCst) > 0 {
+        assert!(
+            Instant::now() < deadline,
+            "{} upstream connections still open",
+            up.open.load(std::sync::atomic::Ordering::SeqCst)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = weir.metrics().await;
+    let upstream = up.addr.to_string();
+    assert_eq!(
+        sample(
+            &text,
+            "weir_upstream_h2_connections",
+            &[("upstream", upstream.as_str())]
+        ),
+        0.0,
+        "{text}"
+    );
+    // And the next call opens a new one.
+    let mut h2 = h2c(weir.addr).await;
+    assert_eq!(call(&mut h2, 0).await.unwrap().0, 200);
+}

@@ -22,6 +22,8 @@ pub struct H2Upstream {
     pub addr: SocketAddr,
     /// Connections accepted.
     pub conns: Arc<AtomicU64>,
+    /// Connections open now.
+    pub open: Arc<AtomicU64>,
     /// Requests answered.
     pub calls: Arc<AtomicU64>,
     /// The most streams seen in flight at once on one connection.
@@ -36,10 +38,16 @@ impl H2Upstream {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let conns = Arc::new(AtomicU64::new(0));
+        let open = Arc::new(AtomicU64::new(0));
         let calls = Arc::new(AtomicU64::new(0));
         let peak_streams = Arc::new(AtomicUsize::new(0));
         let (goaway, goaway_rx) = tokio::sync::watch::channel(0u64);
-        let (c, k, p) = (conns.clone(), calls.clone(), peak_streams.clone());
+        let (c, k, p, o) = (
+            conns.clone(),
+            calls.clone(),
+            peak_streams.clone(),
+            open.clone(),
+        );
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 let n = c.fetch_add(1, Ordering::SeqCst) + 1;
@@ -47,7 +55,17 @@ impl H2Upstream {
                 goaway.mark_unchanged();
                 let (calls, peak) = (k.clone(), p.clone());
                 let in_flight = Arc::new(AtomicUsize::new(0));
+                let open = o.clone();
+                open.fetch_add(1, Ordering::SeqCst);
                 tokio::spawn(async move {
+                    // Counted closed however the task ends.
+                    struct Closed(Arc<AtomicU64>);
+                    impl Drop for Closed {
+                        fn drop(&mut self) {
+                            self.0.fetch_sub(1, Ordering::SeqCst);
+                        }
+                    }
+                    let _closed = Closed(open);
                     let service = service_fn(move |req| {
                         answer(req, n, calls.clone(), in_flight.clone(), peak.clone())
                     });
@@ -67,6 +85,7 @@ impl H2Upstream {
         H2Upstream {
             addr,
             conns,
+            open,
             calls,
             peak_streams,
             goaway,

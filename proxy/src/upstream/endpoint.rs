@@ -264,11 +264,6 @@ impl Endpoint {
         evicted + self.h2.evict_idle(self.key.idle_timeout)
     }
 
-    /// HTTP/2 connections the pool holds now.
-    pub fn h2_connections(&self) -> usize {
-        self.h2.connections()
-    }
-
     /// Connections idle in the pool now.
     pub fn idle_count(&self) -> usize {
         self.idle.len() + self.raw_idle.len()

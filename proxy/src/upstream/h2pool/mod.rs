@@ -276,15 +276,6 @@ impl H2Pool {
             .retain(|c| c.takes_streams(&self.spec) && c.idle_for().is_none_or(|d| d <= idle));
         before - state.conns.len()
     }
-
-    /// Connections the pool holds now (for tests and the admin API).
-    pub fn connections(&self) -> usize {
-        self.state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .conns
-            .len()
-    }
 }
 
 /// `pick::Pick` with the stream already taken.
