@@ -109,14 +109,12 @@ impl Route {
     /// Header routes first, then the sticky bucket, then the weights. None when no backend
     /// has weight (the route answers 500).
     pub fn choose<F: Fields + ?Sized>(&self, headers: &F) -> Option<usize> {
-        if let Some(only) = self.split.only().filter(|_| self.header_routes.is_empty()) {
-            return Some(only);
-        }
         for rule in &self.header_routes {
             if all_match(&rule.matches, headers) {
                 return Some(rule.backend);
             }
         }
+        // One backend with weight (a rollout at 0 % or 100 %): no bucket needed.
         if let Some(only) = self.split.only() {
             return Some(only);
         }
