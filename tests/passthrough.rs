@@ -160,15 +160,34 @@ impl Client {
 /// number on the connection (0, 1, …), exactly as given: for response shapes a real HTTP
 /// library would not produce. After the bytes, the connection closes if the script says so.
 /// Counts connections accepted.
-async fn scripted(script: fn(&str, usize) -> (Vec<u8>, bool)) -> (SocketAddr, Arc<AtomicU64>) {
+/// A scripted upstream: its address, the connections it accepted and those it has closed.
+struct Scripted {
+    addr: SocketAddr,
+    conns: Arc<AtomicU64>,
+    closed: Arc<AtomicU64>,
+}
+
+async fn scripted(script: fn(&str, usize) -> (Vec<u8>, bool)) -> Scripted {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let conns = Arc::new(AtomicU64::new(0));
-    let counter = conns.clone();
+    let closed = Arc::new(AtomicU64::new(0));
+    let (counter, closes) = (conns.clone(), closed.clone());
     tokio::spawn(async move {
-        while let Ok((mut tcp, _)) = listener.accept().await {
+        while let Ok((tcp, _)) = listener.accept().await {
             counter.fetch_add(1, Ordering::SeqCst);
+            let closes = closes.clone();
             tokio::spawn(async move {
+                // Counted when the connection is dropped, however the task ends.
+                struct Close(Arc<AtomicU64>);
+                impl Drop for Close {
+                    fn drop(&mut self) {
+                        self.0.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+                let _close = Close(closes);
+                // Declared after the guard, so dropped (closed) before it counts.
+                let mut tcp = tcp;
                 let mut buf = Vec::new();
                 let mut nth = 0;
                 loop {
@@ -191,7 +210,11 @@ async fn scripted(script: fn(&str, usize) -> (Vec<u8>, bool)) -> (SocketAddr, Ar
             });
         }
     });
-    (addr, conns)
+    Scripted {
+        addr,
+        conns,
+        closed,
+    }
 }
 
 fn path_of(head: &str) -> &str {
@@ -266,7 +289,7 @@ async fn request_bodies_pass_whole_in_either_framing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn response_shapes_pass_through_and_the_connection_lives_on() {
-    let (up, _) = scripted(|head, _| {
+    let up = scripted(|head, _| {
         let bytes: &[u8] = match path_of(head) {
             "/chunked" => {
                 b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: x-t\r\n\r\n\
@@ -287,7 +310,8 @@ async fn response_shapes_pass_through_and_the_connection_lives_on() {
         };
         (bytes.to_vec(), false)
     })
-    .await;
+    .await
+    .addr;
     let weir = Weir::start(&config(up));
     let mut client = Client::connect(weir.addr).await;
 
@@ -327,7 +351,9 @@ async fn response_shapes_pass_through_and_the_connection_lives_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_delimited_by_close_closes_the_client_connection_too() {
-    let (up, _) = scripted(|_, _| (b"HTTP/1.1 200 OK\r\n\r\nuntil the end".to_vec(), true)).await;
+    let up = scripted(|_, _| (b"HTTP/1.1 200 OK\r\n\r\nuntil the end".to_vec(), true))
+        .await
+        .addr;
     let weir = Weir::start(&config(up));
     let mut client = Client::connect(weir.addr).await;
     let answer = client.get("/").await;
@@ -339,18 +365,29 @@ async fn a_body_delimited_by_close_closes_the_client_connection_too() {
 async fn a_pooled_connection_the_upstream_dropped_is_replaced_unseen() {
     // Keep-alive by the message, closed right after by the upstream: weir pools a dead
     // connection every time.
-    let (up, conns) = scripted(|_, _| {
+    let up = scripted(|_, _| {
         (
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
             true,
         )
     })
     .await;
-    let weir = Weir::start(&config(up));
+    let conns = up.conns.clone();
+    let weir = Weir::start(&config(up.addr));
     let mut client = Client::connect(weir.addr).await;
     for i in 0..5 {
         let answer = client.get("/").await;
         assert_eq!(answer.status(), 200, "request {i}: {answer:?}");
+        // The upstream has closed it (on a loaded machine its close can trail its answer): the
+        // connection weir pooled is dead now, which is the case under test.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while up.closed.load(Ordering::SeqCst) < up.conns.load(Ordering::SeqCst) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the upstream never closed"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
         // A POST is never sent twice; it must not meet the dead connection either.
         client
             .send(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabc")
@@ -375,7 +412,9 @@ async fn a_pooled_connection_the_upstream_dropped_is_replaced_unseen() {
 async fn only_an_idempotent_request_is_sent_again_when_a_pooled_connection_fails() {
     // The second request on each upstream connection is read and then dropped unanswered, as
     // by an upstream closing an idle connection just as the request arrived.
-    let (up, conns) = scripted(|_, nth| match nth {
+    let Scripted {
+        addr: up, conns, ..
+    } = scripted(|_, nth| match nth {
         0 => (
             b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".to_vec(),
             false,
@@ -410,7 +449,9 @@ async fn only_an_idempotent_request_is_sent_again_when_a_pooled_connection_fails
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_upstream_speaking_garbage_gets_the_client_a_502() {
-    let (up, _) = scripted(|_, _| (b"SSH-2.0-OpenSSH_9.2\r\n\r\n".to_vec(), true)).await;
+    let up = scripted(|_, _| (b"SSH-2.0-OpenSSH_9.2\r\n\r\n".to_vec(), true))
+        .await
+        .addr;
     let weir = Weir::start(&config(up));
     let mut client = Client::connect(weir.addr).await;
     let answer = client.get("/").await;
@@ -487,7 +528,7 @@ async fn connection_close_from_the_client_is_honoured() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_upstream_sees_the_clients_head_as_sent_or_as_hyper_rewrites_it() {
-    let (up, _) = scripted(echo_head).await;
+    let up = scripted(echo_head).await.addr;
     let request = b"GET /seen?q=1 HTTP/1.1\r\nHost: a\r\nX-Mixed-Case: Value\r\nX-Forwarded-For: 192.0.2.1\r\n\r\n";
 
     let weir = Weir::start(&config(up));
