@@ -35,6 +35,31 @@ fn slice(namespace: &str, service: &str, port: u16) -> Value {
 }
 
 /// A kubeconfig for the fake API server, and weir started with `kube` as its kube section.
+/// The Argo plugin's example HTTPRoute, unchanged but for its namespace (and `status`, when
+/// given), in a fake cluster with its stable and canary Services' slices on fresh upstreams.
+async fn argo_plugin_cluster(
+    status: Option<Value>,
+) -> (Value, TestBackend, TestBackend, FakeCluster) {
+    let text =
+        std::fs::read_to_string(format!("{FIXTURES}/argo-plugin/cilium_httproute.yml")).unwrap();
+    let mut route: Value = serde_yaml_ng::from_str(&text).unwrap();
+    route["metadata"]["namespace"] = json!("default");
+    if let Some(status) = status {
+        route["status"] = status;
+    }
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start("canary", Behaviour::default()).await;
+    let cluster = FakeCluster::new();
+    for (service, upstream) in [
+        ("argo-rollouts-stable-service", &stable),
+        ("argo-rollouts-canary-service", &canary),
+    ] {
+        cluster.apply(slice("default", service, upstream.addr.port()));
+    }
+    cluster.apply(route.clone());
+    (route, stable, canary, cluster)
+}
+
 fn start_weir(server: &FakeApiServer, namespace: &str, kube: &str) -> Weir {
     let dir: PathBuf = common::temp_dir("gateway");
     let kubeconfig = common::kubeconfig(&dir, &server.url(), namespace);
@@ -320,24 +345,7 @@ async fn flagger_canary_session_affinity_and_ab_applied_in_sequence() {
 async fn argo_plugin_set_weight_and_set_header_route_on_its_example_route() {
     // The plugin's example, unchanged: gateway cilium, host demo.example.com, stable and canary
     // Services on port 80, no weights (1 and 1).
-    let text =
-        std::fs::read_to_string(format!("{FIXTURES}/argo-plugin/cilium_httproute.yml")).unwrap();
-    let mut route: Value = serde_yaml_ng::from_str(&text).unwrap();
-    route["metadata"]["namespace"] = json!("default");
-    let stable = backend::start("stable", Behaviour::default()).await;
-    let canary = backend::start("canary", Behaviour::default()).await;
-    let cluster = FakeCluster::new();
-    cluster.apply(slice(
-        "default",
-        "argo-rollouts-stable-service",
-        stable.addr.port(),
-    ));
-    cluster.apply(slice(
-        "default",
-        "argo-rollouts-canary-service",
-        canary.addr.port(),
-    ));
-    cluster.apply(route.clone());
+    let (mut route, _stable, _canary, cluster) = argo_plugin_cluster(None).await;
     let server = FakeApiServer::start(cluster.clone()).await;
     let weir = start_weir(
         &server,
@@ -537,29 +545,12 @@ fn count(requests: &[String], prefix: &str, contains: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_is_written_by_one_elected_replica_and_follows_the_generation() {
-    let text =
-        std::fs::read_to_string(format!("{FIXTURES}/argo-plugin/cilium_httproute.yml")).unwrap();
-    let mut route: Value = serde_yaml_ng::from_str(&text).unwrap();
-    route["metadata"]["namespace"] = json!("default");
     // Another implementation's entry is already there: it must stay.
     let other = json!({"parentRef": {"name": "cilium"}, "controllerName": "io.cilium/gateway-controller",
                        "conditions": [{"type": "Accepted", "status": "True", "reason": "Accepted", "message": "",
                                        "observedGeneration": 1, "lastTransitionTime": "2026-11-30T00:00:00Z"}]});
-    route["status"] = json!({"parents": [other.clone()]});
-    let stable = backend::start("stable", Behaviour::default()).await;
-    let canary = backend::start("canary", Behaviour::default()).await;
-    let cluster = FakeCluster::new();
-    cluster.apply(slice(
-        "default",
-        "argo-rollouts-stable-service",
-        stable.addr.port(),
-    ));
-    cluster.apply(slice(
-        "default",
-        "argo-rollouts-canary-service",
-        canary.addr.port(),
-    ));
-    cluster.apply(route.clone());
+    let (mut route, _stable, _canary, cluster) =
+        argo_plugin_cluster(Some(json!({"parents": [other.clone()]}))).await;
     let server = FakeApiServer::start(cluster.clone()).await;
     let kube = "{controller_name: weir.example/gateway, gateway: {name: cilium}, version: v1beta1, lease_duration: 2s}";
     let mut first = Some(start_weir(&server, "default", kube));
