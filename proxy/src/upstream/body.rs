@@ -7,9 +7,10 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
-use tokio::sync::mpsc;
+use std::sync::{Arc, Mutex};
 
-use super::h2pool::Replay;
+use http::HeaderMap;
+use tokio::sync::mpsc;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -78,4 +79,127 @@ impl Body for RequestBody {
             _ => SizeHint::with_exact(0),
         }
     }
+}
+
+/// Body bytes kept for a resend: a gRPC unary call or a form fits; an upload does not.
+pub const REPLAY_LIMIT: usize = 64 * 1024;
+
+/// What every copy of one request body shares: the client's body and what was read of it.
+pub struct Kept {
+    source: RequestBody,
+    chunks: Vec<Bytes>,
+    bytes: usize,
+    /// More than `REPLAY_LIMIT` was read: nothing is kept and no copy can be made.
+    overflowed: bool,
+    trailers: Option<HeaderMap>,
+    ended: bool,
+}
+
+/// One send's view of a request body that can be sent again.
+pub struct Replay {
+    kept: Arc<Mutex<Kept>>,
+    /// Chunks of `kept` this copy has sent.
+    pos: usize,
+    trailers_sent: bool,
+}
+
+impl Replay {
+    pub fn new(source: RequestBody) -> Self {
+        Replay {
+            kept: Arc::new(Mutex::new(Kept {
+                source,
+                chunks: Vec::new(),
+                bytes: 0,
+                overflowed: false,
+                trailers: None,
+                ended: false,
+            })),
+            pos: 0,
+            trailers_sent: false,
+        }
+    }
+
+    /// Another copy of the body from its start, sharing the client's; None once more than
+    /// `REPLAY_LIMIT` was read.
+    pub fn copy(&self) -> Option<Replay> {
+        if self
+            .kept
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .overflowed
+        {
+            return None;
+        }
+        Some(Replay {
+            kept: self.kept.clone(),
+            pos: 0,
+            trailers_sent: false,
+        })
+    }
+
+    pub fn poll_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        // What an earlier copy read first: this copy sends it again.
+        if let Some(chunk) = kept.chunks.get(self.pos) {
+            let chunk = chunk.clone();
+            self.pos += 1;
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        if kept.ended {
+            let trailers = once(&mut self.trailers_sent, &kept.trailers);
+            return Poll::Ready(trailers.map(|t| Ok(Frame::trailers(t))));
+        }
+        let polled = Pin::new(&mut kept.source).poll_frame(cx);
+        match polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let Some(data) = frame.data_ref() {
+                    kept.bytes += data.len();
+                    if kept.bytes > REPLAY_LIMIT {
+                        kept.overflowed = true;
+                        kept.chunks = Vec::new();
+                    } else if !kept.overflowed {
+                        kept.chunks.push(data.clone());
+                        self.pos += 1;
+                    }
+                } else if let Some(trailers) = frame.trailers_ref() {
+                    kept.trailers = Some(trailers.clone());
+                    kept.ended = true;
+                    self.trailers_sent = true;
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(None) => {
+                kept.ended = true;
+                Poll::Ready(None)
+            }
+            other => other,
+        }
+    }
+
+    pub fn is_end_stream(&self) -> bool {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        self.pos >= kept.chunks.len()
+            && kept.ended
+            && (self.trailers_sent || kept.trailers.is_none())
+    }
+
+    pub fn size_hint(&self) -> SizeHint {
+        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
+        let unsent: usize = kept.chunks.iter().skip(self.pos).map(Bytes::len).sum();
+        match kept.source.size_hint().exact() {
+            Some(rest) if !kept.overflowed => SizeHint::with_exact(rest + unsent as u64),
+            _ => SizeHint::default(),
+        }
+    }
+}
+
+/// The trailers, the first time only.
+fn once(sent: &mut bool, trailers: &Option<HeaderMap>) -> Option<HeaderMap> {
+    if std::mem::replace(sent, true) {
+        return None;
+    }
+    trailers.clone()
 }

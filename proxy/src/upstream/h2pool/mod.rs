@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use hyper::client::conn::http2;
 use tokio::sync::Notify;
 
-pub use resend::{refused, Replay, Resend};
+pub use resend::{refused, Resend};
 pub use watch::{Signals, WatchedIo};
 
 use super::body::RequestBody;

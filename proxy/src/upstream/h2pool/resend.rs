@@ -2,24 +2,17 @@
 //! stream reset with REFUSED_STREAM, or above the last stream id of a GOAWAY, was not
 //! processed by the server, so any method may be sent again, on another connection.
 //!
-//! The head is cloned before the send; the body is a `Replay` that keeps what it has sent, up
-//! to `REPLAY_LIMIT`, and shares the client's body with any later copy, so a copy sends the
-//! kept bytes and then the rest as the client sends it. A body that outgrew the limit cannot
-//! go again (the request fails as it would have without a retry).
+//! The head is cloned before the send; the body is a `Replay` (`upstream::body`) that keeps
+//! what it has sent, up to `REPLAY_LIMIT`, and shares the client's body with any later copy, so
+//! a copy sends the kept bytes and then the rest as the client sends it. A body that outgrew
+//! the limit cannot go again (the request fails as it would have without a retry).
 
 use std::error::Error as _;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use http::{HeaderMap, Method, Request, Uri, Version};
-use http_body::{Body, Frame, SizeHint};
+use http_body::Body;
 
-use crate::upstream::body::{BoxError, RequestBody};
-
-/// Body bytes kept for a resend: a gRPC unary call or a form fits; an upload does not.
-pub const REPLAY_LIMIT: usize = 64 * 1024;
+use crate::upstream::body::{Replay, RequestBody};
 
 /// What it takes to send a request once more.
 pub struct Resend {
@@ -27,8 +20,8 @@ pub struct Resend {
     uri: Uri,
     version: Version,
     headers: HeaderMap,
-    /// None for a request without a body.
-    body: Option<Arc<Mutex<Kept>>>,
+    /// A copy of the body from its start; None for a request without a body.
+    body: Option<Replay>,
 }
 
 impl Resend {
@@ -37,14 +30,14 @@ impl Resend {
         let (parts, body) = req.into_parts();
         let (body, kept) = match body {
             RequestBody::Replay(replay) => {
-                let kept = replay.kept.clone();
-                (RequestBody::Replay(replay), Some(kept))
+                let kept = replay.copy();
+                (RequestBody::Replay(replay), kept)
             }
             body if body.is_end_stream() => (body, None),
             body => {
                 let replay = Replay::new(body);
-                let kept = replay.kept.clone();
-                (RequestBody::Replay(replay), Some(kept))
+                let kept = replay.copy();
+                (RequestBody::Replay(replay), kept)
             }
         };
         let resend = Resend {
@@ -61,16 +54,7 @@ impl Resend {
     pub fn again(self) -> Option<Request<RequestBody>> {
         let body = match self.body {
             None => RequestBody::Empty,
-            Some(kept) => {
-                if kept.lock().unwrap_or_else(|p| p.into_inner()).overflowed {
-                    return None;
-                }
-                RequestBody::Replay(Replay {
-                    kept,
-                    pos: 0,
-                    trailers_sent: false,
-                })
-            }
+            Some(kept) => RequestBody::Replay(kept.copy()?),
         };
         let mut req = Request::new(body);
         *req.method_mut() = self.method;
@@ -100,112 +84,13 @@ pub fn refused(err: &hyper::Error) -> bool {
     false
 }
 
-/// What every copy of one request body shares: the client's body and what was read of it.
-pub struct Kept {
-    source: RequestBody,
-    chunks: Vec<Bytes>,
-    bytes: usize,
-    /// More than `REPLAY_LIMIT` was read: nothing is kept and no copy can be made.
-    overflowed: bool,
-    trailers: Option<HeaderMap>,
-    ended: bool,
-}
-
-/// One send's view of a request body that can be sent again.
-pub struct Replay {
-    kept: Arc<Mutex<Kept>>,
-    /// Chunks of `kept` this copy has sent.
-    pos: usize,
-    trailers_sent: bool,
-}
-
-impl Replay {
-    fn new(source: RequestBody) -> Self {
-        Replay {
-            kept: Arc::new(Mutex::new(Kept {
-                source,
-                chunks: Vec::new(),
-                bytes: 0,
-                overflowed: false,
-                trailers: None,
-                ended: false,
-            })),
-            pos: 0,
-            trailers_sent: false,
-        }
-    }
-
-    pub fn poll_frame(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let mut kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        // What an earlier copy read first: this copy sends it again.
-        if let Some(chunk) = kept.chunks.get(self.pos) {
-            let chunk = chunk.clone();
-            self.pos += 1;
-            return Poll::Ready(Some(Ok(Frame::data(chunk))));
-        }
-        if kept.ended {
-            let trailers = once(&mut self.trailers_sent, &kept.trailers);
-            return Poll::Ready(trailers.map(|t| Ok(Frame::trailers(t))));
-        }
-        let polled = Pin::new(&mut kept.source).poll_frame(cx);
-        match polled {
-            Poll::Ready(Some(Ok(frame))) => {
-                if let Some(data) = frame.data_ref() {
-                    kept.bytes += data.len();
-                    if kept.bytes > REPLAY_LIMIT {
-                        kept.overflowed = true;
-                        kept.chunks = Vec::new();
-                    } else if !kept.overflowed {
-                        kept.chunks.push(data.clone());
-                        self.pos += 1;
-                    }
-                } else if let Some(trailers) = frame.trailers_ref() {
-                    kept.trailers = Some(trailers.clone());
-                    kept.ended = true;
-                    self.trailers_sent = true;
-                }
-                Poll::Ready(Some(Ok(frame)))
-            }
-            Poll::Ready(None) => {
-                kept.ended = true;
-                Poll::Ready(None)
-            }
-            other => other,
-        }
-    }
-
-    pub fn is_end_stream(&self) -> bool {
-        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        self.pos >= kept.chunks.len()
-            && kept.ended
-            && (self.trailers_sent || kept.trailers.is_none())
-    }
-
-    pub fn size_hint(&self) -> SizeHint {
-        let kept = self.kept.lock().unwrap_or_else(|p| p.into_inner());
-        let unsent: usize = kept.chunks.iter().skip(self.pos).map(Bytes::len).sum();
-        match kept.source.size_hint().exact() {
-            Some(rest) if !kept.overflowed => SizeHint::with_exact(rest + unsent as u64),
-            _ => SizeHint::default(),
-        }
-    }
-}
-
-/// The trailers, the first time only.
-fn once(sent: &mut bool, trailers: &Option<HeaderMap>) -> Option<HeaderMap> {
-    if std::mem::replace(sent, true) {
-        return None;
-    }
-    trailers.clone()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::upstream::body::REPLAY_LIMIT;
+    use bytes::Bytes;
     use http_body_util::BodyExt;
+    use std::pin::Pin;
 
     fn request(body: RequestBody) -> Request<RequestBody> {
         Request::post("http://up/pkg.Svc/Call")
