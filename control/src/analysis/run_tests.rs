@@ -356,10 +356,19 @@ async fn a_comparison_fails_a_canary_in_an_outage_and_says_why() {
     let _ = thread.join();
     let status = status.unwrap_or_else(|_| panic!("undecided: {:#?}", run.status()));
     assert_eq!(status.phase, Phase::Failed, "{status:#?}");
-    // Judged by its verdict (no conditions given), with the figures in the message.
+    // Judged by its verdict (no conditions given), with the figures in the message. Every
+    // canary request failed; the window's second still being written can be read between a
+    // request's count and its failure's (seen once on a loaded CI machine: 436 of 438), so the
+    // share is checked to within that, not to the last request.
+    let canary_share: f64 = status
+        .message
+        .split("canary ")
+        .nth(1)
+        .and_then(|rest| rest.split(" % errors").next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no canary share in {:?}", status.message));
     assert!(
-        status.message.contains("canary 100.00 % errors")
-            && status.message.contains("vs stable 0.00 %"),
+        canary_share >= 99.0 && status.message.contains("vs stable 0.00 %"),
         "{}",
         status.message
     );
@@ -367,7 +376,8 @@ async fn a_comparison_fails_a_canary_in_an_outage_and_says_why() {
     let evidence = evidence.unwrap_or_else(|| panic!("no evidence: {status:#?}"));
     assert_eq!(evidence.verdict, crate::analysis::judge::Verdict::Failed);
     assert_eq!(evidence.toward_failed, 1.0);
-    assert!(evidence.stable.requests > 0 && evidence.canary.events == evidence.canary.requests);
+    assert!(evidence.stable.requests > 0 && evidence.stable.events == 0);
+    assert!(evidence.canary.events * 100 >= evidence.canary.requests * 99);
 }
 
 #[tokio::test]
