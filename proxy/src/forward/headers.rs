@@ -1,7 +1,7 @@
 //! Header rewriting on both legs: hop-by-hop fields go (RFC 9110 §7.6.1), forwarding fields
 //! are added. A client's X-Forwarded-For is only ever appended to, never believed.
 
-use http::header::{HeaderName, HeaderValue, CONNECTION, HOST, TE, TRANSFER_ENCODING, UPGRADE};
+use http::header::{HeaderName, HeaderValue, CONNECTION, TE, TRANSFER_ENCODING, UPGRADE};
 use http::HeaderMap;
 
 use super::ClientInfo;
@@ -103,8 +103,9 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     found.wants_trailers
 }
 
-/// Appends the client to X-Forwarded-For, states the original proto and host, and gives an
-/// HTTP/1 upstream the Host an HTTP/2 client sent as :authority.
+/// Appends the client to X-Forwarded-For and states the original proto and host. (The Host an
+/// HTTP/1 upstream needs from an HTTP/2 client's :authority is added with the upstream's
+/// shape, `super::shape_for_upstream`: an HTTP/2 upstream takes none.)
 pub fn add_forwarded(headers: &mut HeaderMap, client: &ClientInfo, host: Option<&HeaderValue>) {
     // Up to four fields are added: grow the map once, not once per field.
     headers.reserve(4);
@@ -132,9 +133,6 @@ pub fn add_forwarded(headers: &mut HeaderMap, client: &ClientInfo, host: Option<
     match host {
         Some(h) => {
             headers.insert(X_FORWARDED_HOST.clone(), h.clone());
-            if !headers.contains_key(HOST) {
-                headers.insert(HOST, h.clone());
-            }
         }
         None => {
             headers.remove(&X_FORWARDED_HOST);
@@ -227,8 +225,6 @@ mod tests {
             &client,
             Some(&HeaderValue::from_static("example.com")),
         );
-        // An HTTP/2 client's :authority became the Host.
-        assert_eq!(h.get("host").unwrap(), "example.com");
         assert_eq!(h.get("x-forwarded-for").unwrap(), "1.2.3.4, 10.0.0.9");
         assert_eq!(h.get("x-forwarded-proto").unwrap(), "http");
         assert_eq!(h.get("x-forwarded-host").unwrap(), "example.com");

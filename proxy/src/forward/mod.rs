@@ -84,10 +84,12 @@ pub async fn handle(
         && !upgrade
         && parts.method.is_idempotent()
         && incoming.is_end_stream_hint())
-    .then(|| Again {
-        method: parts.method.clone(),
-        uri: parts.uri.clone(),
-        headers: parts.headers.clone(),
+    .then(|| {
+        Box::new(Again {
+            method: parts.method.clone(),
+            uri: parts.uri.clone(),
+            headers: parts.headers.clone(),
+        })
     });
     let body = match mirror {
         Some(Some(tx)) => RequestBody::Tee(incoming, Some(tx)),
@@ -122,7 +124,9 @@ pub async fn handle(
 /// connection turned out closed before it left.
 struct HyperLeg {
     req: Option<Request<RequestBody>>,
-    again: Option<Again>,
+    /// Boxed: only a route with two sides has one, and inline it would widen every request's
+    /// future (moved into a task, and copied, once per request).
+    again: Option<Box<Again>>,
     wants_trailers: bool,
     upgrade: bool,
     /// How long a request may wait for an HTTP/2 stream: the route's deadline, or else the
@@ -225,41 +229,41 @@ fn host_of<B>(req: &Request<B>) -> Option<HeaderValue> {
     }
 }
 
-/// HTTP/1 upstreams get origin-form; HTTP/2 upstreams need scheme and authority.
+/// HTTP/1 upstreams get origin-form and a Host; HTTP/2 upstreams need scheme and authority
+/// (and no Host: :authority says it).
 pub(super) fn shape_for_upstream(
     mut req: Request<RequestBody>,
     endpoint: &Endpoint,
     wants_trailers: bool,
 ) -> Request<RequestBody> {
-    let path = req
-        .uri()
-        .path_and_query()
-        .cloned()
-        .unwrap_or_else(|| PathAndQuery::from_static("/"));
     if endpoint.is_http2() {
-        let authority = req
-            .uri()
-            .authority()
-            .map(|a| a.as_str().to_owned())
-            .or_else(|| {
-                req.headers()
-                    .get(HOST)
-                    .and_then(|h| h.to_str().ok())
-                    .map(str::to_owned)
-            })
-            .unwrap_or_else(|| endpoint.address().to_owned());
         let scheme = if endpoint.is_tls() {
             Scheme::HTTPS
         } else {
             Scheme::HTTP
         };
-        if let Ok(uri) = Uri::builder()
-            .scheme(scheme)
-            .authority(authority)
-            .path_and_query(path)
-            .build()
-        {
-            *req.uri_mut() = uri;
+        // An HTTP/2 client's URI has both already: kept as it is, not built again.
+        let has_both = req.uri().scheme() == Some(&scheme) && req.uri().authority().is_some();
+        if !has_both {
+            let authority = req
+                .uri()
+                .authority()
+                .map(|a| a.as_str().to_owned())
+                .or_else(|| {
+                    req.headers()
+                        .get(HOST)
+                        .and_then(|h| h.to_str().ok())
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| endpoint.address().to_owned());
+            if let Ok(uri) = Uri::builder()
+                .scheme(scheme)
+                .authority(authority)
+                .path_and_query(path_of(req.uri()))
+                .build()
+            {
+                *req.uri_mut() = uri;
+            }
         }
         req.headers_mut().remove(HOST);
         if wants_trailers {
@@ -269,12 +273,25 @@ pub(super) fn shape_for_upstream(
         }
         *req.version_mut() = Version::HTTP_2;
     } else {
-        if req.uri().authority().is_some() {
-            *req.uri_mut() = Uri::from(path);
+        if let Some(authority) = req.uri().authority() {
+            // An HTTP/2 client's :authority (or an absolute-form target's) is the Host an
+            // HTTP/1 upstream needs, unless the request has one.
+            if !req.headers().contains_key(HOST) {
+                if let Ok(host) = HeaderValue::from_str(authority.as_str()) {
+                    req.headers_mut().insert(HOST, host);
+                }
+            }
+            *req.uri_mut() = Uri::from(path_of(req.uri()));
         }
         *req.version_mut() = Version::HTTP_11;
     }
     req
+}
+
+fn path_of(uri: &Uri) -> PathAndQuery {
+    uri.path_and_query()
+        .cloned()
+        .unwrap_or_else(|| PathAndQuery::from_static("/"))
 }
 
 /// Record, then respond: the response head is in. A gRPC call's outcome waits for its
