@@ -90,24 +90,10 @@ pub async fn serve(
                     Some(protocol) => conn.serve(tcp, protocol, false).await,
                     None => tracing::debug!(%peer, "connection closed or silent before a request"),
                 },
-                Some(tls) => {
-                    let accepting = tls.acceptor().accept(tcp);
-                    match tokio::time::timeout(handshake_timeout, accepting).await {
-                        Ok(Ok(stream)) => {
-                            // HTTP/2 over TLS is chosen by ALPN (RFC 9113 §3.2); anything else
-                            // is HTTP/1.1.
-                            let protocol = match stream.get_ref().1.alpn_protocol() {
-                                Some(b"h2") => Protocol::Http2,
-                                _ => Protocol::Http1,
-                            };
-                            conn.serve(stream, protocol, true).await
-                        }
-                        Ok(Err(err)) => {
-                            tracing::debug!(%peer, error = %err, "TLS handshake failed")
-                        }
-                        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
-                    }
-                }
+                // Boxed: a TLS handshake's state is kilobytes, and inline it would size the
+                // task of every connection, plaintext ones too, for as long as each stays open
+                // (idle keep-alive connections are most of a sidecar's or an edge's).
+                Some(tls) => Box::pin(serve_tls(conn, tcp, tls, handshake_timeout, peer)).await,
             }
         });
     }
@@ -117,6 +103,29 @@ pub async fn serve(
         .is_err()
     {
         tracing::warn!("shutdown grace period ended with requests still in flight");
+    }
+}
+
+/// A TLS client connection: the handshake within `limit`, then its protocol by ALPN.
+async fn serve_tls(
+    conn: Conn,
+    tcp: TcpStream,
+    tls: Arc<ReloadableTls>,
+    limit: Duration,
+    peer: SocketAddr,
+) {
+    let accepting = tls.acceptor().accept(tcp);
+    match tokio::time::timeout(limit, accepting).await {
+        Ok(Ok(stream)) => {
+            // HTTP/2 over TLS is chosen by ALPN (RFC 9113 §3.2); anything else is HTTP/1.1.
+            let protocol = match stream.get_ref().1.alpn_protocol() {
+                Some(b"h2") => Protocol::Http2,
+                _ => Protocol::Http1,
+            };
+            conn.serve(stream, protocol, true).await
+        }
+        Ok(Err(err)) => tracing::debug!(%peer, error = %err, "TLS handshake failed"),
+        Err(_) => tracing::debug!(%peer, "TLS handshake timed out"),
     }
 }
 
