@@ -5,7 +5,9 @@
 //! The upstream runs in this process (a hyper HTTP/2 server: each call answered with a gRPC
 //! message and a `grpc-status: 0` trailer), with h2load, on CPU 1; each proxy in turn on CPU 0,
 //! one worker or thread each. Before each measured run 20 calls go through the proxy with a
-//! real HTTP/2 client and their status, content type and trailer are checked. h2load then runs
+//! real HTTP/2 client and their status, content type and trailer are checked, and that the
+//! upstream saw X-Forwarded-For, -Proto and -Host (every proxy is set to add them, as weir
+//! does by default, so that each does the same work). h2load then runs
 //! `-c 64 -m 10` for DURATION seconds; from its per-request log come calls/s, p99, failures and
 //! the slowest 10 s window against the mean (a collapse shows there). The proxy's CPU time comes
 //! from /proc; the upstream counts the connections each proxy opened and the most open at once.
@@ -13,6 +15,9 @@
 //! printed. Then flow control: on one connection, 25 calls carrying a 4 MiB message and one
 //! 256 MiB server stream, through each proxy against the upstream's own speed. Loopback only,
 //! bounded in time. Reports; asserts nothing.
+//!
+//! `INSTRUCTIONS=N` counts instead: user-space instructions per call of each proxy under
+//! callgrind, over N calls (see `instructions`).
 
 use std::convert::Infallible;
 use std::path::Path;
@@ -30,7 +35,7 @@ use hyper::body::{Body, Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
 mod support;
-use support::{env_or, free_port, median, wait_for_port, Proc};
+use support::{env_or, free_port, median, nginx_preamble, wait_for_port, Proc};
 
 /// A gRPC message: 1 byte uncompressed flag, 4 bytes length, then the payload.
 const MESSAGE: &[u8] = b"\0\0\0\0\x0a0123456789";
@@ -98,6 +103,11 @@ fn upstream(rt: &tokio::runtime::Runtime, max_streams: u32) -> (u16, Arc<Upstrea
                         .get("x-reply-chunks")
                         .and_then(|v| v.to_str().ok()?.parse().ok())
                         .unwrap_or(0);
+                    // Which forwarding fields came: every proxy is set to add all three.
+                    let forwarded = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"]
+                        .iter()
+                        .filter(|h| req.headers().contains_key(**h))
+                        .count();
                     // Read the request message whole, as a server does before answering.
                     let _ = req.into_body().collect().await;
                     let mut trailers = HeaderMap::new();
@@ -111,6 +121,7 @@ fn upstream(rt: &tokio::runtime::Runtime, max_streams: u32) -> (u16, Arc<Upstrea
                     Ok::<_, Infallible>(
                         Response::builder()
                             .header("content-type", "application/grpc")
+                            .header("x-forwarded-seen", forwarded)
                             .body(reply)
                             .expect("a valid response"),
                     )
@@ -138,6 +149,17 @@ enum Kind {
 }
 
 impl Kind {
+    /// The name `PROXIES` lists it by.
+    fn key(self) -> &'static str {
+        match self {
+            Kind::Direct => "direct",
+            Kind::Weir => "weir",
+            Kind::Nginx => "nginx",
+            Kind::Haproxy => "haproxy",
+            Kind::Baseline => "baseline",
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Kind::Direct => "direct (no proxy)",
@@ -149,11 +171,18 @@ impl Kind {
     }
 }
 
-/// Starts the proxy of `kind` on CPU 0 in front of the upstream on `up`.
-fn start(kind: Kind, dir: &Path, weir: &Path, up: u16) -> (Option<Proc>, u16) {
+/// Starts the proxy of `kind` on CPU 0 in front of the upstream on `up`; under callgrind,
+/// writing to `callgrind_out`, when that is given.
+fn start(
+    kind: Kind,
+    dir: &Path,
+    weir: &Path,
+    up: u16,
+    callgrind_out: Option<&Path>,
+) -> (Option<Proc>, u16) {
     let port = free_port();
     let d = dir.display();
-    let proc = match kind {
+    let (program, args): (String, Vec<String>) = match kind {
         Kind::Direct => return (None, up),
         Kind::Weir | Kind::Baseline => {
             let weir = match (kind, std::env::var_os("WEIR_BASELINE_BIN")) {
@@ -174,15 +203,14 @@ fn start(kind: Kind, dir: &Path, weir: &Path, up: u16) -> (Option<Proc>, u16) {
                     .unwrap_or_default()
             );
             std::fs::write(&conf, yaml).expect("write weir config");
-            Proc::pinned(
-                "0",
-                &weir.display().to_string(),
-                &[
-                    "--workers",
-                    "1",
-                    "run",
-                    "--config",
-                    &conf.display().to_string(),
+            (
+                weir.display().to_string(),
+                vec![
+                    "--workers".into(),
+                    "1".into(),
+                    "run".into(),
+                    "--config".into(),
+                    conf.display().to_string(),
                 ],
             )
         }
@@ -191,21 +219,24 @@ fn start(kind: Kind, dir: &Path, weir: &Path, up: u16) -> (Option<Proc>, u16) {
             std::fs::write(
                 &conf,
                 format!(
-                    "worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid {d}/grpc.pid;\n\
-                     events {{ worker_connections 16384; }}\n\
-                     http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 300s;\n\
-                     client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
+                    "{preamble}\
                      client_max_body_size 0;\n\
                      upstream grpc_up {{ server 127.0.0.1:{up}; keepalive 1024; keepalive_requests 100000000; }}\n\
-                     server {{ listen 127.0.0.1:{port} http2 backlog=4096; location / {{ grpc_pass grpc://grpc_up; }} }} }}\n"
+                     server {{ listen 127.0.0.1:{port} http2 backlog=4096; location / {{ grpc_pass grpc://grpc_up;\n\
+                     grpc_set_header X-Forwarded-For $proxy_add_x_forwarded_for; grpc_set_header X-Forwarded-Proto $scheme; grpc_set_header X-Forwarded-Host $host; }} }} }}\n",
+                    preamble = nginx_preamble(dir, "grpc", 16384)
                 ),
             )
             .expect("write nginx config");
             std::fs::create_dir_all(dir.join("tmp")).expect("nginx temp dir");
-            Proc::pinned(
-                "0",
-                "nginx",
-                &["-p", &d.to_string(), "-c", &conf.display().to_string()],
+            (
+                "nginx".into(),
+                vec![
+                    "-p".into(),
+                    d.to_string(),
+                    "-c".into(),
+                    conf.display().to_string(),
+                ],
             )
         }
         Kind::Haproxy => {
@@ -215,19 +246,35 @@ fn start(kind: Kind, dir: &Path, weir: &Path, up: u16) -> (Option<Proc>, u16) {
                 format!(
                     "global\n  nbthread 1\n  maxconn 8000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  http-reuse always\n\
                      frontend f\n  bind 127.0.0.1:{port} proto h2\n  default_backend b\n\
-                     backend b\n  server up 127.0.0.1:{up} proto h2\n"
+                     backend b\n  option forwardfor\n  http-request set-header X-Forwarded-Proto http\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  server up 127.0.0.1:{up} proto h2\n"
                 ),
             )
             .expect("write haproxy config");
-            Proc::pinned("0", "haproxy", &["-db", "-f", &conf.display().to_string()])
+            (
+                "haproxy".into(),
+                vec!["-db".into(), "-f".into(), conf.display().to_string()],
+            )
+        }
+    };
+    let proc = match callgrind_out {
+        None => {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            Proc::pinned("0", &program, &args)
+        }
+        Some(out) => {
+            let out = format!("--callgrind-out-file={}", out.display());
+            let mut wrapped = vec!["--tool=callgrind", out.as_str(), program.as_str()];
+            wrapped.extend(args.iter().map(String::as_str));
+            Proc::pinned("0", "valgrind", &wrapped)
         }
     };
     wait_for_port(port);
     (Some(proc), port)
 }
 
-/// 20 calls with a real HTTP/2 client: status 200, a gRPC body, `grpc-status: 0` trailer.
-async fn check_calls(port: u16) -> Result<(), String> {
+/// 20 calls with a real HTTP/2 client: status 200, a gRPC body, `grpc-status: 0` trailer, and
+/// through a proxy, the three X-Forwarded fields added (so each contender does the same work).
+async fn check_calls(port: u16, proxied: bool) -> Result<(), String> {
     let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
         .await
         .map_err(|e| e.to_string())?;
@@ -250,6 +297,8 @@ async fn check_calls(port: u16) -> Result<(), String> {
             || parts.headers.get("content-type").map(|v| v.as_bytes()) != Some(b"application/grpc")
             || status.as_ref().map(|v| v.as_bytes()) != Some(b"0")
             || body.to_bytes() != MESSAGE
+            || (proxied
+                && parts.headers.get("x-forwarded-seen").map(|v| v.as_bytes()) != Some(b"3"))
         {
             return Err(format!(
                 "status {}, headers {:?}, grpc-status {status:?}",
@@ -353,23 +402,53 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    // With a baseline build: weir before and after a change, interleaved, nothing else.
-    let kinds: &[Kind] = if std::env::var_os("WEIR_BASELINE_BIN").is_some() {
-        &[Kind::Baseline, Kind::Weir]
-    } else {
-        &[Kind::Direct, Kind::Weir, Kind::Nginx, Kind::Haproxy]
-    };
+    // With a baseline build: weir before and after a change, nothing else (unless PROXIES
+    // names others). PROXIES=weir (or direct,baseline,weir,nginx,haproxy): some only.
+    let baseline = std::env::var_os("WEIR_BASELINE_BIN").is_some();
+    let chosen = std::env::var("PROXIES")
+        .ok()
+        .or_else(|| baseline.then(|| "baseline,weir".to_string()));
+    let kinds: Vec<Kind> = [
+        Kind::Direct,
+        Kind::Baseline,
+        Kind::Weir,
+        Kind::Nginx,
+        Kind::Haproxy,
+    ]
+    .into_iter()
+    .filter(|k| *k != Kind::Baseline || baseline)
+    .filter(|k| {
+        chosen
+            .as_deref()
+            .is_none_or(|c| c.split(',').any(|n| k.key() == n.trim()))
+    })
+    .collect();
+    let kinds = &kinds[..];
     println!(
         "gRPC unary, h2load -c 64 -m 10, {secs} s a run, {rounds} interleaved rounds; proxies \
          on CPU 0, h2load and the upstream on CPU 1"
     );
+    if let Some(calls) = std::env::var("INSTRUCTIONS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+    {
+        for &limit in &limits {
+            instructions(&rt, kinds, &dir, &weir, limit, calls, rounds);
+        }
+        // Kept for callgrind_annotate: where the instructions go.
+        println!(
+            "\ncallgrind dumps (`callgrind_annotate --inclusive=yes <file>.1`): {}",
+            dir.display()
+        );
+        return;
+    }
     for &limit in &limits {
         let (up, counts) = upstream(&rt, limit);
         let mut results: Vec<Vec<Run>> = kinds.iter().map(|_| Vec::new()).collect();
         for round in 0..rounds {
             for (k, &kind) in kinds.iter().enumerate() {
-                let (proc, port) = start(kind, &dir, &weir, up);
-                if let Err(e) = rt.block_on(check_calls(port)) {
+                let (proc, port) = start(kind, &dir, &weir, up, None);
+                if let Err(e) = rt.block_on(check_calls(port, kind != Kind::Direct)) {
                     println!("  {}: calls not answered as gRPC: {e}", kind.name());
                     continue;
                 }
@@ -425,7 +504,7 @@ fn big_messages(
     let mut results: Vec<Vec<(f64, f64)>> = kinds.iter().map(|_| Vec::new()).collect();
     for _ in 0..rounds {
         for (k, &kind) in kinds.iter().enumerate() {
-            let (proc, port) = start(kind, dir, weir, up);
+            let (proc, port) = start(kind, dir, weir, up, None);
             match rt.block_on(big_transfers(port, 25, 256)) {
                 Ok(r) => results[k].push(r),
                 Err(e) => println!("  {}: {e}", kind.name()),
@@ -508,6 +587,111 @@ async fn big_transfers(port: u16, uploads: u32, stream_mib: u64) -> Result<(f64,
     }
     let stream = received as f64 / 1048576.0 / started.elapsed().as_secs_f64();
     Ok((upload, stream))
+}
+
+/// INSTRUCTIONS=N: each proxy under callgrind serves N calls (`h2load -n N -c 64 -m 10`) after
+/// the 20 checked ones; its counters are zeroed after those and dumped after the load, so
+/// start-up and the warm-up do not count. Instruction counts repeat on a shared, noisy machine,
+/// where CPU seconds do not: the number to judge a change by (the timed runs say what it is
+/// worth in calls/s).
+fn instructions(
+    rt: &tokio::runtime::Runtime,
+    kinds: &[Kind],
+    dir: &Path,
+    weir: &Path,
+    limit: u32,
+    calls: u64,
+    rounds: u64,
+) {
+    let (up, _) = upstream(rt, limit);
+    println!(
+        "\nupstream SETTINGS_MAX_CONCURRENT_STREAMS = {limit}: user-space instructions per call \
+         (callgrind), {calls} calls a round\n"
+    );
+    println!("| proxy | instructions per call (per round) | × reference |");
+    println!("|---|---|---:|");
+    let mut medians = Vec::new();
+    for &kind in kinds.iter().filter(|k| **k != Kind::Direct) {
+        let mut per_round = Vec::new();
+        for round in 0..rounds {
+            let out = dir.join(format!("callgrind.{limit}.{}.{round}", kind.key()));
+            let (Some(proc), port) = start(kind, dir, weir, up, Some(&out)) else {
+                continue;
+            };
+            if let Err(e) = rt.block_on(check_calls(port, true)) {
+                println!("  {}: calls not answered as gRPC: {e}", kind.name());
+                continue;
+            }
+            let pid = proc.pid().to_string();
+            let control = |what: &str| {
+                Command::new("callgrind_control")
+                    .args([what, &pid])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
+            };
+            if !control("-z") {
+                println!("  {}: callgrind_control -z failed", kind.name());
+                continue;
+            }
+            let made = h2load_calls(port, calls, dir);
+            if !control("-d") {
+                println!("  {}: callgrind_control -d failed", kind.name());
+                continue;
+            }
+            // The first dump after the start: `<out>.1`, counted from the zeroing.
+            let dump = std::fs::read_to_string(format!("{}.1", out.display())).unwrap_or_default();
+            let total = dump
+                .lines()
+                .find_map(|l| l.strip_prefix("summary: "))
+                .and_then(|v| v.trim().parse::<f64>().ok());
+            match (total, made) {
+                (Some(total), Some(made)) if made > 0 => {
+                    eprintln!("limit {limit} round {round} {}: {made} calls", kind.name());
+                    per_round.push(total / made as f64);
+                }
+                _ => println!("  {}: no count (dump or h2load failed)", kind.name()),
+            }
+        }
+        let med = median(per_round.clone());
+        medians.push((kind, med));
+        let reference = medians
+            .iter()
+            .find(|(k, _)| matches!(k, Kind::Baseline | Kind::Haproxy))
+            .map(|(_, m)| *m)
+            .filter(|_| kind == Kind::Weir);
+        let rounds: Vec<String> = per_round.iter().map(|v| format!("{v:.0}")).collect();
+        println!(
+            "| {} | {med:.0} ({}) | {} |",
+            kind.name(),
+            rounds.join(", "),
+            reference.map_or(String::new(), |r| format!("{:.3}", med / r))
+        );
+    }
+}
+
+/// h2load `-n calls -c 64 -m 10`: the calls that succeeded, when it ran.
+fn h2load_calls(port: u16, calls: u64, dir: &Path) -> Option<u64> {
+    let body = dir.join("message.bin");
+    std::fs::write(&body, MESSAGE).ok()?;
+    let out = Command::new("h2load")
+        .args(["-c", "64", "-m", "10", "-t", "1"])
+        .arg(format!("-n{calls}"))
+        .arg(format!("--data={}", body.display()))
+        .args(["-H", "content-type: application/grpc", "-H", "te: trailers"])
+        .arg(format!("http://127.0.0.1:{port}/bench.Greeter/SayHello"))
+        .output()
+        .ok()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // "requests: 20000 total, 20000 started, 20000 done, 20000 succeeded, 0 failed, …"
+    stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("requests:"))?
+        .split(", ")
+        .find(|f| f.ends_with(" succeeded"))?
+        .trim_end_matches(" succeeded")
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn print_limit(limit: u32, kinds: &[Kind], results: &[Vec<Run>]) {

@@ -8,7 +8,7 @@
 //! and talks to 127.0.0.1 only. Reports; asserts nothing.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -20,35 +20,10 @@ use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 
 mod support;
-use support::{env_or, free_port, median, wait_for_port, Proc};
-
-fn nginx_upstream(dir: &Path, name: &str, port: u16) -> Proc {
-    let conf = dir.join(format!("upstream-{name}.conf"));
-    std::fs::write(
-        &conf,
-        format!(
-            "worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid {d}/{name}.pid;\n\
-             events {{ worker_connections 4096; }}\n\
-             http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 300s;\n\
-             client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
-             server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }} }}\n",
-            d = dir.display()
-        ),
-    )
-    .expect("write nginx upstream config");
-    let p = Proc::pinned(
-        "1",
-        "nginx",
-        &[
-            "-p",
-            &dir.display().to_string(),
-            "-c",
-            &conf.display().to_string(),
-        ],
-    );
-    wait_for_port(port);
-    p
-}
+use support::{
+    env_or, fixed_rate, free_port, haproxy_conf, median, nginx_proxy_conf, nginx_upstream, pct,
+    wait_for_port, Proc,
+};
 
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
@@ -122,17 +97,7 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
             let conf = s.dir.join("nginx-proxy.conf");
             std::fs::write(
                 &conf,
-                format!(
-                    "worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid {d}/proxy.pid;\n\
-                     events {{ worker_connections 8192; }}\n\
-                     http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 300s;\n\
-                     client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n\
-                     upstream app {{ server 127.0.0.1:{st} weight=4; server 127.0.0.1:{ca} weight=1; keepalive 256; keepalive_requests 100000000; }}\n\
-                     server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection \"\";\n\
-                     proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $http_host; }} }} }}\n",
-                    st = s.stable,
-                    ca = s.canary
-                ),
+                nginx_proxy_conf(&s.dir, port, s.stable, s.canary, 8192),
             )
             .expect("write nginx proxy config");
             Proc::pinned(
@@ -143,16 +108,8 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
         }
         Kind::Haproxy => {
             let conf = s.dir.join("haproxy.cfg");
-            std::fs::write(
-                &conf,
-                format!(
-                    "global\n  nbthread 1\n  maxconn 8000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  option http-keep-alive\n  http-reuse always\n\
-                     frontend f\n  bind 127.0.0.1:{port}\n  option forwardfor\n  http-request set-header X-Forwarded-Proto http\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  default_backend b\n\
-                     backend b\n  balance roundrobin\n  server stable 127.0.0.1:{} weight 80\n  server canary 127.0.0.1:{} weight 20\n",
-                    s.stable, s.canary
-                ),
-            )
-            .expect("write haproxy config");
+            std::fs::write(&conf, haproxy_conf(port, s.stable, s.canary, 8000))
+                .expect("write haproxy config");
             Proc::pinned("0", "haproxy", &["-db", "-f", &conf.display().to_string()])
         }
     };
@@ -294,75 +251,6 @@ fn wrk(port: u16, conns: u32, secs: u64) -> f64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0.0)
-}
-
-/// Open-loop load at `rate` req/s over `conns` connections for `secs`; latency measured from
-/// each request's scheduled send time (no coordinated omission). Returns sorted microseconds
-/// and the number of failed requests.
-async fn fixed_rate(port: u16, rate: u64, conns: u64, secs: u64) -> (Vec<u64>, u64) {
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-    let per_conn = rate / conns;
-    let period = Duration::from_nanos(1_000_000_000 / per_conn);
-    let total = per_conn * secs;
-    let start = tokio::time::Instant::now() + Duration::from_millis(100);
-    let mut tasks = Vec::new();
-    for c in 0..conns {
-        tasks.push(tokio::spawn(async move {
-            let mut lat = Vec::with_capacity(total as usize);
-            let mut failed = 0u64;
-            let Ok(tcp) = tokio::net::TcpStream::connect(addr).await else {
-                return (lat, total);
-            };
-            let _ = tcp.set_nodelay(true);
-            let Ok((mut sender, conn)) =
-                http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp)).await
-            else {
-                return (lat, total);
-            };
-            tokio::spawn(conn);
-            // Spread the connections' schedules over one period.
-            let offset = period * c as u32 / conns as u32;
-            for k in 0..total {
-                let due = start + offset + period * k as u32;
-                tokio::time::sleep_until(due).await;
-                let ok = async {
-                    sender.ready().await.ok()?;
-                    let req = http::Request::get("/")
-                        .header("host", "bench")
-                        .body(Empty::new())
-                        .ok()?;
-                    let resp = sender.send_request(req).await.ok()?;
-                    let ok = resp.status().is_success();
-                    resp.into_body().collect().await.ok()?;
-                    ok.then_some(())
-                }
-                .await;
-                match ok {
-                    Some(()) => lat.push(due.elapsed().as_micros() as u64),
-                    None => failed += 1,
-                }
-            }
-            (lat, failed)
-        }));
-    }
-    let mut all = Vec::new();
-    let mut failed = 0;
-    for t in tasks {
-        if let Ok((lat, f)) = t.await {
-            all.extend(lat);
-            failed += f;
-        }
-    }
-    all.sort_unstable();
-    (all, failed)
-}
-
-fn pct(sorted: &[u64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[i] as f64 / 1000.0
 }
 
 /// 10,000 requests over 4 keep-alive connections: the canary's share, in percent.

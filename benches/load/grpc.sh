@@ -5,6 +5,10 @@
 # pinned to CPU 0 by the harness).
 #   ROUNDS=2 DURATION=30 LIMITS=10,100,1000 benches/load/grpc.sh
 #   DURATION=60 ROUNDS=1 benches/load/grpc.sh      # the 60 s collapse check
+#   PROXIES=weir LIMITS=100 benches/load/grpc.sh   # some contenders only (direct, weir, nginx,
+#                                                  # haproxy, baseline), e.g. to profile weir
+#   INSTRUCTIONS=20000 PROXIES=baseline,weir WEIR_BASELINE_BIN=/old/weir ROUNDS=2 benches/load/grpc.sh
+#                     # instructions per call under callgrind (repeatable on a noisy machine)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -12,6 +16,7 @@ cd "$(dirname "$0")/../.."
 need nginx nginx-light
 need haproxy haproxy
 need h2load nghttp2-client
+need valgrind valgrind
 install_needed
 
 cargo build --release --locked --bin weir

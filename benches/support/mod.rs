@@ -1,9 +1,17 @@
 //! What the side-by-side benchmarks share: processes pinned to a CPU, with their CPU time and
-//! peak RSS read from /proc, ports, and environment knobs. Included by `mod support;`.
+//! RSS read from /proc, ports, environment knobs, the nginx upstream and the HTTP/1 peers'
+//! configurations, and open-loop load at a fixed rate. Included by `mod support;`.
 #![allow(dead_code)]
 
+use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper::client::conn::http1;
+use hyper_util::rt::TokioIo;
 
 pub fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -54,11 +62,20 @@ impl Proc {
 
     /// Peak resident set size, MiB.
     pub fn peak_rss_mib(&self) -> f64 {
+        self.status_mib("VmHWM:")
+    }
+
+    /// Resident set size now, MiB.
+    pub fn rss_mib(&self) -> f64 {
+        self.status_mib("VmRSS:")
+    }
+
+    fn status_mib(&self, field: &str) -> f64 {
         let status =
             std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap_or_default();
         status
             .lines()
-            .find(|l| l.starts_with("VmHWM:"))
+            .find(|l| l.starts_with(field))
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|kb| kb.parse::<f64>().ok())
             .map_or(0.0, |kb| kb / 1024.0)
@@ -73,7 +90,8 @@ impl Drop for Proc {
 }
 
 pub fn wait_for_port(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(10);
+    // Generous: a proxy under valgrind takes seconds to start.
+    let deadline = Instant::now() + Duration::from_secs(60);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(Instant::now() < deadline, "nothing listens on {port}");
         std::thread::sleep(Duration::from_millis(20));
@@ -87,4 +105,136 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
+}
+
+/// What every nginx here starts with: one worker in the foreground, no logs but errors, its pid
+/// and temporary files under `dir`, up to `conns` connections, keep-alive without limits; then
+/// the `http` block's own lines (the caller closes the block).
+pub fn nginx_preamble(dir: &Path, pid: &str, conns: u32) -> String {
+    let d = dir.display();
+    format!(
+        "worker_processes 1; daemon off; master_process off; user root; error_log stderr error; pid {d}/{pid}.pid;\n\
+         events {{ worker_connections {conns}; }}\n\
+         http {{ access_log off; keepalive_requests 100000000; keepalive_timeout 300s;\n\
+         client_body_temp_path {d}/tmp; proxy_temp_path {d}/tmp; fastcgi_temp_path {d}/tmp; uwsgi_temp_path {d}/tmp; scgi_temp_path {d}/tmp;\n"
+    )
+}
+
+/// An nginx upstream on CPU 1 answering `<name>\n` with an X-Backend header.
+pub fn nginx_upstream(dir: &Path, name: &str, port: u16) -> Proc {
+    let conf = dir.join(format!("upstream-{name}.conf"));
+    std::fs::write(
+        &conf,
+        format!(
+            "{preamble}\
+             server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }} }}\n",
+            preamble = nginx_preamble(dir, name, 4096)
+        ),
+    )
+    .expect("write nginx upstream config");
+    let p = Proc::pinned(
+        "1",
+        "nginx",
+        &[
+            "-p",
+            &dir.display().to_string(),
+            "-c",
+            &conf.display().to_string(),
+        ],
+    );
+    wait_for_port(port);
+    p
+}
+
+/// nginx (one worker) proxying HTTP/1 to `stable` and `canary` 80/20 with keep-alive and the
+/// forwarding fields weir adds, for up to `conns` connections.
+pub fn nginx_proxy_conf(dir: &Path, port: u16, stable: u16, canary: u16, conns: u32) -> String {
+    let preamble = nginx_preamble(dir, "proxy", conns);
+    format!(
+        "{preamble}\
+         upstream app {{ server 127.0.0.1:{st} weight=4; server 127.0.0.1:{ca} weight=1; keepalive 256; keepalive_requests 100000000; }}\n\
+         server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection \"\";\n\
+         proxy_set_header Host $http_host; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $http_host; }} }} }}\n",
+        st = stable,
+        ca = canary
+    )
+}
+
+/// HAProxy (one thread) configured as `nginx_proxy_conf` is, for up to `maxconn` connections.
+pub fn haproxy_conf(port: u16, stable: u16, canary: u16, maxconn: u32) -> String {
+    format!(
+        "global\n  nbthread 1\n  maxconn {maxconn}\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  option http-keep-alive\n  http-reuse always\n\
+         frontend f\n  bind 127.0.0.1:{port}\n  option forwardfor\n  http-request set-header X-Forwarded-Proto http\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  default_backend b\n\
+         backend b\n  balance roundrobin\n  server stable 127.0.0.1:{stable} weight 80\n  server canary 127.0.0.1:{canary} weight 20\n",
+    )
+}
+
+/// Open-loop load at `rate` req/s over `conns` connections for `secs`; latency measured from
+/// each request's scheduled send time (no coordinated omission). Returns sorted microseconds
+/// and the number of failed requests.
+pub async fn fixed_rate(port: u16, rate: u64, conns: u64, secs: u64) -> (Vec<u64>, u64) {
+    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+    let per_conn = rate / conns;
+    let period = Duration::from_nanos(1_000_000_000 / per_conn);
+    let total = per_conn * secs;
+    let start = tokio::time::Instant::now() + Duration::from_millis(100);
+    let mut tasks = Vec::new();
+    for c in 0..conns {
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::with_capacity(total as usize);
+            let mut failed = 0u64;
+            let Ok(tcp) = tokio::net::TcpStream::connect(addr).await else {
+                return (lat, total);
+            };
+            let _ = tcp.set_nodelay(true);
+            let Ok((mut sender, conn)) =
+                http1::handshake::<_, Empty<Bytes>>(TokioIo::new(tcp)).await
+            else {
+                return (lat, total);
+            };
+            tokio::spawn(conn);
+            // Spread the connections' schedules over one period.
+            let offset = period * c as u32 / conns as u32;
+            for k in 0..total {
+                let due = start + offset + period * k as u32;
+                tokio::time::sleep_until(due).await;
+                let ok = async {
+                    sender.ready().await.ok()?;
+                    let req = http::Request::get("/")
+                        .header("host", "bench")
+                        .body(Empty::new())
+                        .ok()?;
+                    let resp = sender.send_request(req).await.ok()?;
+                    let ok = resp.status().is_success();
+                    resp.into_body().collect().await.ok()?;
+                    ok.then_some(())
+                }
+                .await;
+                match ok {
+                    Some(()) => lat.push(due.elapsed().as_micros() as u64),
+                    None => failed += 1,
+                }
+            }
+            (lat, failed)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut failed = 0;
+    for t in tasks {
+        if let Ok((lat, f)) = t.await {
+            all.extend(lat);
+            failed += f;
+        }
+    }
+    all.sort_unstable();
+    (all, failed)
+}
+
+/// The `q` quantile of sorted microseconds, in milliseconds.
+pub fn pct(sorted: &[u64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let i = ((sorted.len() as f64 * q).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[i] as f64 / 1000.0
 }
