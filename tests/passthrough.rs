@@ -249,6 +249,33 @@ async fn pipelined_requests_are_answered_in_order() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn heads_larger_than_the_starting_buffer_pass_whole() {
+    // A browser's head with its cookies: several times the 512 bytes a connection's buffer
+    // starts with, so the buffer grows, and stays usable for the next, smaller and larger ones.
+    let up = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&config(up.addr));
+    let mut client = Client::connect(weir.addr).await;
+    for size in [3000, 100, 6000] {
+        let cookie = "c".repeat(size);
+        let head = format!("GET /h{size} HTTP/1.1\r\nHost: a\r\nCookie: {cookie}\r\n\r\n");
+        // The biggest arrives in pieces, as a slow client sends it.
+        if size == 6000 {
+            for piece in head.as_bytes().chunks(700) {
+                client.send(piece).await;
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        } else {
+            client.send(head.as_bytes()).await;
+        }
+        let answer = client.answer(false).await;
+        assert_eq!(answer.status(), 200, "{answer:?}");
+        assert_eq!(answer.json()["path"], format!("/h{size}"));
+        assert_eq!(answer.json()["headers"]["cookie"][0], cookie.as_str());
+    }
+    assert_eq!(up.hits(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_bodies_pass_whole_in_either_framing() {
     let up = backend::start("stable", Behaviour::default()).await;
     let weir = Weir::start(&config(up.addr));
