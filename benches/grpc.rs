@@ -593,7 +593,8 @@ async fn big_transfers(port: u16, uploads: u32, stream_mib: u64) -> Result<(f64,
 /// the 20 checked ones; its counters are zeroed after those and dumped after the load, so
 /// start-up and the warm-up do not count. Instruction counts repeat on a shared, noisy machine,
 /// where CPU seconds do not: the number to judge a change by (the timed runs say what it is
-/// worth in calls/s).
+/// worth in calls/s). weir's "× reference" is against the baseline build when there is one,
+/// else against the fewer instructions of nginx and HAProxy.
 fn instructions(
     rt: &tokio::runtime::Runtime,
     kinds: &[Kind],
@@ -608,9 +609,7 @@ fn instructions(
         "\nupstream SETTINGS_MAX_CONCURRENT_STREAMS = {limit}: user-space instructions per call \
          (callgrind), {calls} calls a round\n"
     );
-    println!("| proxy | instructions per call (per round) | × reference |");
-    println!("|---|---|---:|");
-    let mut medians = Vec::new();
+    let mut rows = Vec::new();
     for &kind in kinds.iter().filter(|k| **k != Kind::Direct) {
         let mut per_round = Vec::new();
         for round in 0..rounds {
@@ -652,19 +651,29 @@ fn instructions(
                 _ => println!("  {}: no count (dump or h2load failed)", kind.name()),
             }
         }
-        let med = median(per_round.clone());
-        medians.push((kind, med));
-        let reference = medians
-            .iter()
-            .find(|(k, _)| matches!(k, Kind::Baseline | Kind::Haproxy))
-            .map(|(_, m)| *m)
-            .filter(|_| kind == Kind::Weir);
+        rows.push((kind, median(per_round.clone()), per_round));
+    }
+    // weir against the baseline build when there is one, else against the fewer instructions
+    // of nginx and HAProxy.
+    let of = |k: Kind| rows.iter().find(|r| r.0 == k).map(|r| r.1);
+    let reference = of(Kind::Baseline).or_else(|| {
+        [of(Kind::Nginx), of(Kind::Haproxy)]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min)
+    });
+    println!("| proxy | instructions per call (per round) | × reference |");
+    println!("|---|---|---:|");
+    for (kind, med, per_round) in &rows {
         let rounds: Vec<String> = per_round.iter().map(|v| format!("{v:.0}")).collect();
+        let ratio = match reference {
+            Some(r) if *kind == Kind::Weir && r > 0.0 => format!("{:.3}", med / r),
+            _ => String::new(),
+        };
         println!(
-            "| {} | {med:.0} ({}) | {} |",
+            "| {} | {med:.0} ({}) | {ratio} |",
             kind.name(),
-            rounds.join(", "),
-            reference.map_or(String::new(), |r| format!("{:.3}", med / r))
+            rounds.join(", ")
         );
     }
 }
