@@ -20,14 +20,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::Empty;
 use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 
 mod support;
 use support::{
-    env_or, fixed_rate, free_port, haproxy_conf, median, nginx_proxy_conf, nginx_upstream, pct,
-    wait_for_port, Proc,
+    env_or, fixed_rate, free_port, get, haproxy, haproxy_conf, median, nginx, nginx_proxy_conf,
+    nginx_upstream, pct, wait_for_port, weir_binaries, weir_config, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -55,7 +55,8 @@ struct Setup {
     canary: u16,
     weir: PathBuf,
     baseline: Option<PathBuf>,
-    /// Connections each proxy must take: the idle ones, the steady load's, and some room.
+    /// Connections nginx and HAProxy are set to take: the idle ones, the steady load's, and
+    /// some room (weir's template allows 20,000).
     capacity: u32,
 }
 
@@ -64,19 +65,8 @@ fn start(kind: Kind, s: &Setup) -> (Proc, u16) {
     let proc = match kind {
         Kind::Weir | Kind::Baseline => {
             let conf = s.dir.join("weir.yaml");
-            std::fs::write(
-                &conf,
-                format!(
-                    "listeners: [{{address: \"127.0.0.1:{port}\"}}]\nadmin: {{address: \"127.0.0.1:{admin}\"}}\n\
-                     limits: {{max_connections: {cap}}}\n\
-                     routes:\n- name: web\n  stable: {{addresses: [\"127.0.0.1:{st}\"]}}\n  canary: {{addresses: [\"127.0.0.1:{ca}\"]}}\n  canary_weight: 20\n",
-                    admin = free_port(),
-                    cap = s.capacity,
-                    st = s.stable,
-                    ca = s.canary
-                ),
-            )
-            .expect("write weir config");
+            std::fs::write(&conf, weir_config(port, s.stable, s.canary, 20))
+                .expect("write weir config");
             let binary = match (kind, &s.baseline) {
                 (Kind::Baseline, Some(b)) => b,
                 _ => &s.weir,
@@ -100,22 +90,13 @@ fn start(kind: Kind, s: &Setup) -> (Proc, u16) {
                 nginx_proxy_conf(&s.dir, port, s.stable, s.canary, s.capacity),
             )
             .expect("write nginx proxy config");
-            Proc::pinned(
-                "0",
-                "nginx",
-                &[
-                    "-p",
-                    &s.dir.display().to_string(),
-                    "-c",
-                    &conf.display().to_string(),
-                ],
-            )
+            nginx(&s.dir, &conf)
         }
         Kind::Haproxy => {
             let conf = s.dir.join("haproxy.cfg");
             std::fs::write(&conf, haproxy_conf(port, s.stable, s.canary, s.capacity))
                 .expect("write haproxy config");
-            Proc::pinned("0", "haproxy", &["-db", "-f", &conf.display().to_string()])
+            haproxy(&conf)
         }
     };
     wait_for_port(port);
@@ -142,18 +123,7 @@ async fn open_idle(port: u16, n: u64) -> Vec<IdleClient> {
         let conn = tokio::spawn(async move {
             let _ = conn.await;
         });
-        let answered = async {
-            let req = http::Request::get("/")
-                .header("host", "bench")
-                .body(Empty::new())
-                .ok()?;
-            let resp = sender.send_request(req).await.ok()?;
-            let ok = resp.status().is_success();
-            resp.into_body().collect().await.ok()?;
-            ok.then_some(())
-        }
-        .await;
-        if answered.is_some() {
+        if get(&mut sender).await.is_some() {
             clients.push(IdleClient {
                 _sender: sender,
                 conn,
@@ -220,14 +190,7 @@ fn main() {
     let idle = env_or("IDLE", 8_000);
     let rate = env_or("RATE", 1000);
     let secs = env_or("DURATION", 10);
-    let weir =
-        PathBuf::from(std::env::var("WEIR_BIN").unwrap_or_else(|_| "target/release/weir".into()));
-    assert!(
-        weir.exists(),
-        "{} missing: run benches/load/idle.sh",
-        weir.display()
-    );
-    let baseline = std::env::var_os("WEIR_BASELINE_BIN").map(PathBuf::from);
+    let (weir, baseline) = weir_binaries("benches/load/idle.sh");
     let dir = std::env::temp_dir().join(format!("weir-idle-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
     let setup = Setup {

@@ -21,8 +21,8 @@ use hyper_util::rt::TokioIo;
 
 mod support;
 use support::{
-    env_or, fixed_rate, free_port, haproxy_conf, median, nginx_proxy_conf, nginx_upstream, pct,
-    wait_for_port, Proc,
+    env_or, fixed_rate, free_port, haproxy, haproxy_conf, median, nginx, nginx_proxy_conf,
+    nginx_upstream, pct, wait_for_port, weir_binaries, weir_config, weir_config_on, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -67,7 +67,6 @@ struct Setup {
 /// Starts the proxy of `kind` on CPU 0; returns it (None for direct) and the port to load.
 fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
     let port = free_port();
-    let d = s.dir.display();
     let proc = match kind {
         Kind::Direct => return (None, s.stable),
         Kind::WeirOne
@@ -100,17 +99,13 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
                 nginx_proxy_conf(&s.dir, port, s.stable, s.canary, 8192),
             )
             .expect("write nginx proxy config");
-            Proc::pinned(
-                "0",
-                "nginx",
-                &["-p", &d.to_string(), "-c", &conf.display().to_string()],
-            )
+            nginx(&s.dir, &conf)
         }
         Kind::Haproxy => {
             let conf = s.dir.join("haproxy.cfg");
             std::fs::write(&conf, haproxy_conf(port, s.stable, s.canary, 8000))
                 .expect("write haproxy config");
-            Proc::pinned("0", "haproxy", &["-db", "-f", &conf.display().to_string()])
+            haproxy(&conf)
         }
     };
     wait_for_port(port);
@@ -218,17 +213,6 @@ fn get_admin(admin: u16, path: &str) -> bool {
     let mut answer = Vec::new();
     let _ = c.read_to_end(&mut answer);
     answer.starts_with(b"HTTP/1.1 ")
-}
-
-fn weir_config(port: u16, stable: u16, canary: u16, weight: u32) -> String {
-    weir_config_on(port, free_port(), stable, canary, weight)
-}
-
-fn weir_config_on(port: u16, admin: u16, stable: u16, canary: u16, weight: u32) -> String {
-    format!(
-        "listeners: [{{address: \"127.0.0.1:{port}\"}}]\nadmin: {{address: \"127.0.0.1:{admin}\"}}\nlimits: {{max_connections: 20000}}\n\
-         routes:\n- name: web\n  stable: {{addresses: [\"127.0.0.1:{stable}\"]}}\n  canary: {{addresses: [\"127.0.0.1:{canary}\"]}}\n  canary_weight: {weight}\n"
-    )
 }
 
 /// wrk at fixed connections for `secs`: requests per second.
@@ -480,19 +464,9 @@ fn main() {
     let rounds = env_or("ROUNDS", 3);
     let secs = env_or("DURATION", 10);
     let rate = env_or("RATE", 5000);
-    let weir =
-        PathBuf::from(std::env::var("WEIR_BIN").unwrap_or_else(|_| "target/release/weir".into()));
-    assert!(
-        weir.exists(),
-        "{} missing: run benches/load/run.sh",
-        weir.display()
-    );
+    let (weir, baseline) = weir_binaries("benches/load/run.sh");
     let dir = std::env::temp_dir().join(format!("weir-load-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
-    let baseline = std::env::var_os("WEIR_BASELINE_BIN").map(PathBuf::from);
-    if let Some(b) = &baseline {
-        assert!(b.exists(), "WEIR_BASELINE_BIN={} missing", b.display());
-    }
     let setup = Setup {
         stable: free_port(),
         canary: free_port(),

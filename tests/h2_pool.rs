@@ -192,17 +192,8 @@ async fn an_upstream_gone_silent_is_found_by_ping_and_its_connection_replaced() 
     // New connections pass again; the dead one is gone from the pool.
     relay.speak();
     assert_eq!(call(&mut h2, 0).await.unwrap().0, 200);
-    let text = weir.metrics().await;
-    let upstream = relay.addr.to_string();
-    assert_eq!(
-        sample(
-            &text,
-            "weir_upstream_h2_connections",
-            &[("upstream", upstream.as_str())]
-        ),
-        1.0,
-        "{text}"
-    );
+    let (open, text) = h2_connections(&weir, relay.addr).await;
+    assert_eq!(open, 1.0, "{text}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -416,18 +407,21 @@ async fn connections_idle_past_the_pool_idle_timeout_are_closed() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let text = weir.metrics().await;
-    let upstream = up.addr.to_string();
-    assert_eq!(
-        sample(
-            &text,
-            "weir_upstream_h2_connections",
-            &[("upstream", upstream.as_str())]
-        ),
-        0.0,
-        "{text}"
-    );
+    let (open, text) = h2_connections(&weir, up.addr).await;
+    assert_eq!(open, 0.0, "{text}");
     // And the next call opens a new one.
     let mut h2 = h2c(weir.addr).await;
     assert_eq!(call(&mut h2, 0).await.unwrap().0, 200);
+}
+
+/// weir's gauge of open HTTP/2 connections to `upstream`, with the exposition it was read from.
+async fn h2_connections(weir: &Weir, upstream: std::net::SocketAddr) -> (f64, String) {
+    let text = weir.metrics().await;
+    let upstream = upstream.to_string();
+    let open = sample(
+        &text,
+        "weir_upstream_h2_connections",
+        &[("upstream", upstream.as_str())],
+    );
+    (open, text)
 }

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -107,6 +107,52 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// weir with one listener on `port`, its admin on `admin`, and the 80/20-style split of one
+/// route over the two nginx upstreams (`weight` to canary).
+pub fn weir_config_on(port: u16, admin: u16, stable: u16, canary: u16, weight: u32) -> String {
+    format!(
+        "listeners: [{{address: \"127.0.0.1:{port}\"}}]\nadmin: {{address: \"127.0.0.1:{admin}\"}}\nlimits: {{max_connections: 20000}}\n\
+         routes:\n- name: web\n  stable: {{addresses: [\"127.0.0.1:{stable}\"]}}\n  canary: {{addresses: [\"127.0.0.1:{canary}\"]}}\n  canary_weight: {weight}\n"
+    )
+}
+
+/// `weir_config_on` with an admin port of its own.
+pub fn weir_config(port: u16, stable: u16, canary: u16, weight: u32) -> String {
+    weir_config_on(port, free_port(), stable, canary, weight)
+}
+
+/// The weir build to measure (WEIR_BIN, else target/release/weir) and an earlier one to measure
+/// beside it (WEIR_BASELINE_BIN), each checked to exist; `script` is what builds the first.
+pub fn weir_binaries(script: &str) -> (PathBuf, Option<PathBuf>) {
+    let weir =
+        PathBuf::from(std::env::var("WEIR_BIN").unwrap_or_else(|_| "target/release/weir".into()));
+    assert!(weir.exists(), "{} missing: run {script}", weir.display());
+    let baseline = std::env::var_os("WEIR_BASELINE_BIN").map(PathBuf::from);
+    if let Some(b) = &baseline {
+        assert!(b.exists(), "WEIR_BASELINE_BIN={} missing", b.display());
+    }
+    (weir, baseline)
+}
+
+/// nginx on CPU 0 with the configuration `conf`, its prefix `dir`.
+pub fn nginx(dir: &Path, conf: &Path) -> Proc {
+    Proc::pinned(
+        "0",
+        "nginx",
+        &[
+            "-p",
+            &dir.display().to_string(),
+            "-c",
+            &conf.display().to_string(),
+        ],
+    )
+}
+
+/// HAProxy on CPU 0 with the configuration `conf`.
+pub fn haproxy(conf: &Path) -> Proc {
+    Proc::pinned("0", "haproxy", &["-db", "-f", &conf.display().to_string()])
+}
+
 /// What every nginx here starts with: one worker in the foreground, no logs but errors, its pid
 /// and temporary files under `dir`, up to `conns` connections, keep-alive without limits; then
 /// the `http` block's own lines (the caller closes the block).
@@ -198,18 +244,7 @@ pub async fn fixed_rate(port: u16, rate: u64, conns: u64, secs: u64) -> (Vec<u64
             for k in 0..total {
                 let due = start + offset + period * k as u32;
                 tokio::time::sleep_until(due).await;
-                let ok = async {
-                    sender.ready().await.ok()?;
-                    let req = http::Request::get("/")
-                        .header("host", "bench")
-                        .body(Empty::new())
-                        .ok()?;
-                    let resp = sender.send_request(req).await.ok()?;
-                    let ok = resp.status().is_success();
-                    resp.into_body().collect().await.ok()?;
-                    ok.then_some(())
-                }
-                .await;
+                let ok = get(&mut sender).await;
                 match ok {
                     Some(()) => lat.push(due.elapsed().as_micros() as u64),
                     None => failed += 1,
@@ -228,6 +263,19 @@ pub async fn fixed_rate(port: u16, rate: u64, conns: u64, secs: u64) -> (Vec<u64
     }
     all.sort_unstable();
     (all, failed)
+}
+
+/// One `GET /` on `sender`, its answer read whole: Some when it was a success.
+pub async fn get(sender: &mut http1::SendRequest<Empty<Bytes>>) -> Option<()> {
+    sender.ready().await.ok()?;
+    let req = http::Request::get("/")
+        .header("host", "bench")
+        .body(Empty::new())
+        .ok()?;
+    let resp = sender.send_request(req).await.ok()?;
+    let ok = resp.status().is_success();
+    resp.into_body().collect().await.ok()?;
+    ok.then_some(())
 }
 
 /// The `q` quantile of sorted microseconds, in milliseconds.
