@@ -173,6 +173,101 @@ async fn certificates_are_reloaded_with_the_config() {
     }
 }
 
+/// A client of `pki`'s CA that speaks only `version`, with its own session cache.
+fn connector_for(
+    pki: &TestPki,
+    version: &'static rustls::SupportedProtocolVersion,
+) -> tokio_rustls::TlsConnector {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pki_types::pem::PemObject::pem_slice_iter(pki.ca_pem.as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[version])
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+}
+
+/// One request on a new TLS connection, read to its end (which also takes in the session
+/// tickets the server sent after the handshake); returns how the handshake went.
+async fn one_request(
+    connector: &tokio_rustls::TlsConnector,
+    addr: std::net::SocketAddr,
+) -> rustls::HandshakeKind {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    let mut tls = connector
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    let kind = tls.get_ref().1.handshake_kind().unwrap();
+    tls.write_all(b"GET /resume HTTP/1.1\r\nhost: localhost\r\nconnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let _ = tls.read_to_end(&mut answer).await;
+    assert!(
+        answer.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+    kind
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn returning_clients_resume_their_tls_sessions_across_reloads() {
+    use rustls::HandshakeKind::{Full, Resumed};
+    let up = backend::start("stable", Behaviour::default()).await;
+    let pki = TestPki::new();
+    let dir = common::temp_dir("tls-resume");
+    let (_, cert, key) = pki.write(&dir);
+    let tls = format!(
+        ", tls: {{cert: \"{}\", key: \"{}\"}}",
+        cert.display(),
+        key.display()
+    );
+    std::fs::write(
+        dir.join("weir.yaml"),
+        one_route(&up.addr.to_string(), &tls, ""),
+    )
+    .unwrap();
+    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    let tls13 = connector_for(&pki, &rustls::version::TLS13);
+    let tls12 = connector_for(&pki, &rustls::version::TLS12);
+    for (name, client) in [("TLS 1.3", &tls13), ("TLS 1.2", &tls12)] {
+        assert_eq!(
+            one_request(client, weir.addr).await,
+            Full,
+            "{name}: first visit"
+        );
+        assert_eq!(
+            one_request(client, weir.addr).await,
+            Resumed,
+            "{name}: second visit"
+        );
+    }
+
+    // A reload (here with the same certificate) keeps what lets clients resume.
+    weir.signal("HUP");
+    // Logged once the new certificates are installed, not only the routing table.
+    weir.wait_log("config reloaded").await;
+    for (name, client) in [("TLS 1.3", &tls13), ("TLS 1.2", &tls12)] {
+        assert_eq!(
+            one_request(client, weir.addr).await,
+            Resumed,
+            "{name}: after a reload"
+        );
+    }
+
+    // A client that never came before does the full handshake.
+    let stranger = connector_for(&pki, &rustls::version::TLS13);
+    assert_eq!(one_request(&stranger, weir.addr).await, Full);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tls_to_the_upstream_with_a_given_ca() {
     let pki = TestPki::new();

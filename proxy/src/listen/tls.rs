@@ -1,8 +1,10 @@
-//! TLS termination: a rustls server config from PEM files, swappable when the config reloads.
+//! TLS termination: a rustls server config from PEM files, swappable when the config reloads,
+//! with session resumption that outlives reloads.
 
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use rustls::server::{ProducesTickets, ServerSessionMemoryCache, StoresServerSessions};
 use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -10,8 +12,12 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use super::spec::ServerTlsSpec;
 use crate::upstream::tls_provider;
 
+/// TLS 1.2 session IDs remembered for clients that take no ticket (TLS 1.3 resumes by ticket).
+const SESSION_CACHE_ENTRIES: usize = 4096;
+
 /// Reads the certificate chain and key; the error names the file and what is wrong with it.
-pub fn server_config(spec: &ServerTlsSpec) -> Result<Arc<ServerConfig>, String> {
+/// (Session resumption is the listener's: `ReloadableTls` adds it.)
+pub fn server_config(spec: &ServerTlsSpec) -> Result<ServerConfig, String> {
     let cert_file = spec.cert_file.display();
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&spec.cert_file)
         .map_err(|e| format!("cannot read certificate file {cert_file}: {e}"))?
@@ -34,24 +40,55 @@ pub fn server_config(spec: &ServerTlsSpec) -> Result<Arc<ServerConfig>, String> 
         .with_single_cert(certs, key)
         .map_err(|e| format!("certificate {cert_file} does not fit its key: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    Ok(config)
 }
 
-/// The config a listener hands each new TLS connection; a reload replaces it whole.
+/// How a returning client skips the full handshake: session tickets (stateless; the key
+/// rotates every 6 hours, a ticket lives 12) and, for TLS 1.2 clients without tickets, a
+/// bounded cache of session IDs. Made once per listener and kept across reloads: a reload
+/// (a routing change, a rotated certificate) must not send every client back to a full
+/// handshake. A resumed TLS 1.3 session still does a fresh key exchange (rustls offers only
+/// psk_dhe_ke), so forward secrecy holds.
+struct Resumption {
+    tickets: Arc<dyn ProducesTickets>,
+    sessions: Arc<dyn StoresServerSessions>,
+}
+
+impl Resumption {
+    fn new() -> Result<Self, String> {
+        Ok(Resumption {
+            tickets: rustls::crypto::ring::Ticketer::new()
+                .map_err(|e| format!("TLS session tickets: {e}"))?,
+            sessions: ServerSessionMemoryCache::new(SESSION_CACHE_ENTRIES),
+        })
+    }
+
+    fn apply(&self, mut config: ServerConfig) -> Arc<ServerConfig> {
+        config.ticketer = self.tickets.clone();
+        config.session_storage = self.sessions.clone();
+        Arc::new(config)
+    }
+}
+
+/// The config a listener hands each new TLS connection; a reload replaces it (its session
+/// resumption stays).
 pub struct ReloadableTls {
     current: ArcSwap<ServerConfig>,
+    resumption: Resumption,
 }
 
 impl ReloadableTls {
     pub fn load(spec: &ServerTlsSpec) -> Result<Self, String> {
+        let resumption = Resumption::new()?;
         Ok(ReloadableTls {
-            current: ArcSwap::new(server_config(spec)?),
+            current: ArcSwap::new(resumption.apply(server_config(spec)?)),
+            resumption,
         })
     }
 
     /// New connections get `config`; connections already open keep theirs.
-    pub fn install(&self, config: Arc<ServerConfig>) {
-        self.current.store(config);
+    pub fn install(&self, config: ServerConfig) {
+        self.current.store(self.resumption.apply(config));
     }
 
     pub fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
