@@ -22,7 +22,7 @@ use hyper_util::rt::TokioIo;
 mod support;
 use support::{
     env_or, fixed_rate, free_port, haproxy, haproxy_conf, median, nginx, nginx_proxy_conf,
-    nginx_upstream, pct, wait_for_port, weir_binaries, weir_config, weir_config_on, Proc,
+    nginx_upstream, pct, signal, wait_for_port, weir_binaries, weir_config, weir_config_on, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -346,10 +346,7 @@ fn swap_storm(rt: &tokio::runtime::Runtime, setup: &Setup, rate: u64, secs: u64)
                         "canary_weight: 20"
                     };
                     let _ = std::fs::write(&conf, text.replace("canary_weight: 20", w));
-                    // SAFETY: kill(2) with a pid we started and a plain signal number.
-                    unsafe {
-                        libc::kill(pid as libc::pid_t, libc::SIGHUP);
-                    }
+                    signal(pid, libc::SIGHUP);
                     n += 1;
                 }
                 // Every 10 ms on a schedule (the work above takes time too).

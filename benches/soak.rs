@@ -27,12 +27,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod support;
+use support::{env_or, free_port, signal};
 
 /// Counts of what the clients saw.
 #[derive(Default)]
@@ -108,13 +104,6 @@ fn config(port: u16, admin: u16, stable: SocketAddr, canary: SocketAddr, weight:
     )
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
-}
-
 struct Weir {
     child: Child,
 }
@@ -138,13 +127,6 @@ fn sample(pid: u32) -> (u64, u64, u64) {
     };
     let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count() as u64);
     (field("VmRSS:"), fds, field("Threads:"))
-}
-
-fn signal(pid: u32, sig: libc::c_int) {
-    // SAFETY: kill(2) with a pid this process started and a plain signal number.
-    unsafe {
-        libc::kill(pid as libc::pid_t, sig);
-    }
 }
 
 /// Runs `every` until `end`, each run on its own task (so a slow one never delays the next).

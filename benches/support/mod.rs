@@ -89,6 +89,14 @@ impl Drop for Proc {
     }
 }
 
+/// Sends `sig` to `pid` (a process this one started).
+pub fn signal(pid: u32, sig: libc::c_int) {
+    // SAFETY: kill(2) with a pid this process started and a plain signal number.
+    unsafe {
+        libc::kill(pid as libc::pid_t, sig);
+    }
+}
+
 pub fn wait_for_port(port: u16) {
     // Generous: a proxy under valgrind takes seconds to start.
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -1,0 +1,801 @@
+//! weir at the edge and beyond plaintext HTTP/1 (issue 16): TLS 1.3 termination, HTTP/2 from
+//! clients (h2c and h2 over TLS) to HTTP/1 and to HTTP/2 upstreams, and two workers on two
+//! cores — each against nginx and HAProxy configured the same way. Run it with
+//! benches/load/edge.sh, which installs the peers and h2load.
+//!
+//! Upstreams are nginx on CPU 1: two HTTP/1 (stable, canary) and two h2c ones, each pair split
+//! 80/20 by every proxy, which adds X-Forwarded-For, -Proto and -Host as weir does. Each proxy
+//! runs in turn on CPU 0 with one worker or thread (two workers scenario: two, on CPUs 0 and
+//! 1). The load comes from h2load (`-c 64`, `-m 10` for HTTP/2, `-m 1` for HTTP/1) or, for
+//! handshakes, from a rustls client in this process: each of 32 connections makes one request
+//! with `Connection: close` and connects again, with session resumption off (every handshake
+//! full) or on (the client offers the ticket it was given; the share actually resumed is
+//! printed). Before each timed run 200 requests must succeed over the expected protocol.
+//!
+//! The same for every contender: one ECDSA P-256 certificate, TLS 1.3 with
+//! TLS_AES_128_GCM_SHA256 and X25519 (the clients offer nothing else), ALPN h2 and http/1.1
+//! offered by every server. The clients do not verify the certificate (h2load never does; the
+//! rustls client skips it so that its own core is not the limit). Resumption is each server's
+//! default: nginx and HAProxy issue session tickets, weir (rustls) its stateful session cache.
+//!
+//! Rounds are interleaved (scenario by scenario, every contender in each) and every round's
+//! value printed; ratios are against the better of nginx and HAProxy in the same run. The
+//! load generator and the upstreams share the machine's second core with nothing else; in the
+//! two-worker scenario they share both cores with the proxy, so its scaling factor (two workers
+//! over one) is a lower bound and CPU per request the fairer figure there. Loopback only,
+//! every run bounded in time. Reports; asserts nothing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+mod support;
+use support::{
+    env_or, free_port, median, nginx_preamble, signal, wait_for_port, weir_binaries, Proc,
+};
+
+/// What the client speaks to the proxy.
+#[derive(Clone, Copy, PartialEq)]
+enum Front {
+    /// HTTP/1.1 in the clear.
+    Plain,
+    /// HTTP/2 with prior knowledge, in the clear.
+    H2c,
+    /// TLS 1.3; ALPN picks HTTP/2 or HTTP/1.1.
+    Tls,
+}
+
+/// What the proxy speaks to the upstreams.
+#[derive(Clone, Copy, PartialEq)]
+enum Back {
+    Http1,
+    H2c,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Load {
+    /// h2load over HTTP/1.1 (`-m 1`) or HTTP/2 (`-m 10`), 64 connections.
+    H2load { h2: bool },
+    /// New connections, one request each; resumption offered or not.
+    Handshakes { resume: bool },
+}
+
+#[derive(Clone, Copy)]
+struct Scenario {
+    key: &'static str,
+    name: &'static str,
+    front: Front,
+    back: Back,
+    load: Load,
+    /// Proxy workers (threads, processes) and the cores it gets: 1 → CPU 0, 2 → CPUs 0 and 1.
+    workers: u32,
+}
+
+const SCENARIOS: &[Scenario] = &[
+    Scenario {
+        key: "tls-keepalive",
+        name: "HTTPS keep-alive (HTTP/1.1 over TLS 1.3), h2load --h1 -c 64",
+        front: Front::Tls,
+        back: Back::Http1,
+        load: Load::H2load { h2: false },
+        workers: 1,
+    },
+    Scenario {
+        key: "tls-full",
+        name: "a full TLS 1.3 handshake per request (resumption off), 32 clients",
+        front: Front::Tls,
+        back: Back::Http1,
+        load: Load::Handshakes { resume: false },
+        workers: 1,
+    },
+    Scenario {
+        key: "tls-resumed",
+        name: "a TLS 1.3 handshake per request, resumption offered, 32 clients",
+        front: Front::Tls,
+        back: Back::Http1,
+        load: Load::Handshakes { resume: true },
+        workers: 1,
+    },
+    Scenario {
+        key: "h2-tls-h1",
+        name: "HTTP/2 over TLS to HTTP/1 upstreams, h2load -c 64 -m 10",
+        front: Front::Tls,
+        back: Back::Http1,
+        load: Load::H2load { h2: true },
+        workers: 1,
+    },
+    Scenario {
+        key: "h2c-h1",
+        name: "h2c to HTTP/1 upstreams, h2load -c 64 -m 10",
+        front: Front::H2c,
+        back: Back::Http1,
+        load: Load::H2load { h2: true },
+        workers: 1,
+    },
+    Scenario {
+        key: "h2-tls-h2",
+        name: "HTTP/2 over TLS to h2c upstreams, h2load -c 64 -m 10",
+        front: Front::Tls,
+        back: Back::H2c,
+        load: Load::H2load { h2: true },
+        workers: 1,
+    },
+    Scenario {
+        key: "h2c-h2",
+        name: "h2c to h2c upstreams, h2load -c 64 -m 10",
+        front: Front::H2c,
+        back: Back::H2c,
+        load: Load::H2load { h2: true },
+        workers: 1,
+    },
+    Scenario {
+        key: "plain-1",
+        name: "plaintext HTTP/1.1 keep-alive, one worker on CPU 0, h2load --h1 -c 64 -t 2",
+        front: Front::Plain,
+        back: Back::Http1,
+        load: Load::H2load { h2: false },
+        workers: 1,
+    },
+    Scenario {
+        key: "plain-2",
+        name: "plaintext HTTP/1.1 keep-alive, two workers on CPUs 0-1 (shared with the load), h2load --h1 -c 64 -t 2",
+        front: Front::Plain,
+        back: Back::Http1,
+        load: Load::H2load { h2: false },
+        workers: 2,
+    },
+];
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Weir,
+    Baseline,
+    Nginx,
+    Haproxy,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Weir => "weir",
+            Kind::Baseline => "baseline weir",
+            Kind::Nginx => "nginx",
+            Kind::Haproxy => "HAProxy",
+        }
+    }
+}
+
+struct Setup {
+    dir: PathBuf,
+    weir: PathBuf,
+    baseline: Option<PathBuf>,
+    cert: PathBuf,
+    key: PathBuf,
+    /// Certificate and key in one file, as HAProxy takes them.
+    bundle: PathBuf,
+    h1: (u16, u16),
+    h2: (u16, u16),
+}
+
+/// The TLS 1.3 suite and group every client offers (and so every server uses).
+const CIPHER: &str = "TLS_AES_128_GCM_SHA256";
+const SERVER_NAME: &str = "bench.test";
+
+/// A self-signed ECDSA P-256 certificate for `SERVER_NAME`, written as PEM.
+fn certificate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).expect("P-256 key");
+    let cert = rcgen::CertificateParams::new(vec![SERVER_NAME.to_string()])
+        .and_then(|p| p.self_signed(&key))
+        .expect("self-signed certificate");
+    let (cert_pem, key_pem) = (cert.pem(), key.serialize_pem());
+    let paths = (
+        dir.join("cert.pem"),
+        dir.join("key.pem"),
+        dir.join("bundle.pem"),
+    );
+    std::fs::write(&paths.0, &cert_pem).expect("write cert.pem");
+    std::fs::write(&paths.1, &key_pem).expect("write key.pem");
+    std::fs::write(&paths.2, format!("{cert_pem}{key_pem}")).expect("write bundle.pem");
+    paths
+}
+
+/// An nginx upstream on CPU 1 answering `<name>\n`, over HTTP/1.1 or h2c.
+fn upstream(dir: &Path, name: &str, port: u16, h2c: bool) -> Proc {
+    let conf = dir.join(format!("upstream-{name}.conf"));
+    let http2 = if h2c { " http2" } else { "" };
+    std::fs::write(
+        &conf,
+        format!(
+            "{preamble}\
+             server {{ listen 127.0.0.1:{port}{http2} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }} }}\n",
+            preamble = nginx_preamble(dir, name, 4096)
+        ),
+    )
+    .expect("write nginx upstream config");
+    let p = Proc::pinned(
+        "1",
+        "nginx",
+        &[
+            "-p",
+            &dir.display().to_string(),
+            "-c",
+            &conf.display().to_string(),
+        ],
+    );
+    wait_for_port(port);
+    p
+}
+
+/// A proxy process, with the CPU time of its worker processes (nginx with two workers is a
+/// master and two children) and a graceful stop, so that no worker outlives the run.
+struct Proxy {
+    proc: Proc,
+}
+
+impl Proxy {
+    fn cpu_seconds(&self) -> f64 {
+        let root = self.proc.pid();
+        let mut total = self.proc.cpu_seconds();
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for entry in entries.flatten() {
+                let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+                let rest = stat.rsplit(')').next().unwrap_or("");
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                if f.get(1).and_then(|p| p.parse::<u32>().ok()) == Some(root) {
+                    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+                    total += (ticks(11).unwrap_or(0.0) + ticks(12).unwrap_or(0.0)) / 100.0;
+                }
+            }
+        }
+        total
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        // SIGTERM first: nginx's master then stops its workers before it exits.
+        let pid = self.proc.pid();
+        signal(pid, libc::SIGTERM);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline && Path::new(&format!("/proc/{pid}/cmdline")).exists() {
+            let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            if state
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+            {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+fn cpus(workers: u32) -> &'static str {
+    if workers > 1 {
+        "0,1"
+    } else {
+        "0"
+    }
+}
+
+/// Starts `kind` for scenario `sc`; returns it and the port to load.
+fn start(kind: Kind, sc: &Scenario, s: &Setup) -> (Proxy, u16) {
+    let port = free_port();
+    let (stable, canary) = match sc.back {
+        Back::Http1 => s.h1,
+        Back::H2c => s.h2,
+    };
+    let cpu = cpus(sc.workers);
+    let proc = match kind {
+        Kind::Weir | Kind::Baseline => {
+            let tls = match sc.front {
+                Front::Tls => format!(
+                    ", tls: {{cert: \"{}\", key: \"{}\"}}",
+                    s.cert.display(),
+                    s.key.display()
+                ),
+                _ => String::new(),
+            };
+            let protocol = match sc.back {
+                Back::Http1 => "",
+                Back::H2c => ", protocol: http2",
+            };
+            let yaml = format!(
+                "listeners: [{{address: \"127.0.0.1:{port}\"{tls}}}]\nadmin: {{address: \"127.0.0.1:{admin}\"}}\nlimits: {{max_connections: 20000}}\n\
+                 routes:\n- name: web\n  stable: {{addresses: [\"127.0.0.1:{stable}\"]{protocol}}}\n  canary: {{addresses: [\"127.0.0.1:{canary}\"]{protocol}}}\n  canary_weight: 20\n",
+                admin = free_port()
+            );
+            let conf = s.dir.join("weir.yaml");
+            std::fs::write(&conf, yaml).expect("write weir config");
+            let binary = match (kind, &s.baseline) {
+                (Kind::Baseline, Some(b)) => b,
+                _ => &s.weir,
+            };
+            let workers = sc.workers.to_string();
+            Proc::pinned(
+                cpu,
+                &binary.display().to_string(),
+                &[
+                    "--workers",
+                    &workers,
+                    "run",
+                    "--config",
+                    &conf.display().to_string(),
+                ],
+            )
+        }
+        Kind::Nginx => {
+            let listen = match sc.front {
+                Front::Plain => String::new(),
+                Front::H2c => " http2".to_string(),
+                Front::Tls => format!(
+                    " ssl http2; ssl_certificate {}; ssl_certificate_key {}; ssl_protocols TLSv1.2 TLSv1.3",
+                    s.cert.display(),
+                    s.key.display()
+                ),
+            };
+            let pass = match sc.back {
+                Back::Http1 => "proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection \"\";\n\
+                     proxy_set_header Host $host; proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for; proxy_set_header X-Forwarded-Proto $scheme; proxy_set_header X-Forwarded-Host $host;",
+                Back::H2c => "grpc_pass grpc://app;\n\
+                     grpc_set_header X-Forwarded-For $proxy_add_x_forwarded_for; grpc_set_header X-Forwarded-Proto $scheme; grpc_set_header X-Forwarded-Host $host;",
+            };
+            let preamble = nginx_preamble(&s.dir, "proxy", 16384).replace(
+                "worker_processes 1; daemon off; master_process off;",
+                &format!(
+                    "worker_processes {}; daemon off; master_process {};",
+                    sc.workers,
+                    if sc.workers > 1 { "on" } else { "off" }
+                ),
+            );
+            let conf = s.dir.join("nginx-proxy.conf");
+            std::fs::write(
+                &conf,
+                format!(
+                    "{preamble}\
+                     upstream app {{ server 127.0.0.1:{stable} weight=4; server 127.0.0.1:{canary} weight=1; keepalive 256; keepalive_requests 100000000; }}\n\
+                     server {{ listen 127.0.0.1:{port} backlog=4096{listen}; location / {{ {pass} }} }} }}\n"
+                ),
+            )
+            .expect("write nginx proxy config");
+            Proc::pinned(
+                cpu,
+                "nginx",
+                &[
+                    "-p",
+                    &s.dir.display().to_string(),
+                    "-c",
+                    &conf.display().to_string(),
+                ],
+            )
+        }
+        Kind::Haproxy => {
+            let (bind, proto) = match sc.front {
+                Front::Plain => (String::new(), "http"),
+                Front::H2c => (" proto h2".to_string(), "http"),
+                Front::Tls => (
+                    format!(" ssl crt {} alpn h2,http/1.1", s.bundle.display()),
+                    "https",
+                ),
+            };
+            let server_proto = match sc.back {
+                Back::Http1 => "",
+                Back::H2c => " proto h2",
+            };
+            let conf = s.dir.join("haproxy.cfg");
+            std::fs::write(
+                &conf,
+                format!(
+                    "global\n  nbthread {workers}\n  maxconn 8000\ndefaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n  timeout server 60s\n  option http-keep-alive\n  http-reuse always\n\
+                     frontend f\n  bind 127.0.0.1:{port}{bind}\n  option forwardfor\n  http-request set-header X-Forwarded-Proto {proto}\n  http-request set-header X-Forwarded-Host %[req.hdr(host)]\n  default_backend b\n\
+                     backend b\n  balance roundrobin\n  server stable 127.0.0.1:{stable} weight 80{server_proto}\n  server canary 127.0.0.1:{canary} weight 20{server_proto}\n",
+                    workers = sc.workers
+                ),
+            )
+            .expect("write haproxy config");
+            Proc::pinned(cpu, "haproxy", &["-db", "-f", &conf.display().to_string()])
+        }
+    };
+    wait_for_port(port);
+    (Proxy { proc }, port)
+}
+
+/// What h2load reported.
+struct H2loadRun {
+    rps: f64,
+    ok: u64,
+    failed: u64,
+    /// "TLSv1.3 TLS_AES_128_GCM_SHA256 X25519 h2", or the protocol alone in the clear.
+    negotiated: String,
+}
+
+/// h2load against `port` for `secs` seconds, or `-n requests` when `secs` is 0.
+fn h2load(sc: &Scenario, port: u16, secs: u64, requests: u64) -> Result<H2loadRun, String> {
+    let Load::H2load { h2 } = sc.load else {
+        return Err("not an h2load scenario".into());
+    };
+    let mut cmd = if sc.workers > 1 {
+        // Two workers: the load shares both cores with the proxy.
+        let mut c = Command::new("taskset");
+        c.args(["-c", "0,1", "h2load"]);
+        c
+    } else {
+        Command::new("h2load")
+    };
+    let threads = if sc.front == Front::Plain { "2" } else { "1" };
+    cmd.args(["-c", "64", "-t", threads, "-m", if h2 { "10" } else { "1" }]);
+    if !h2 {
+        cmd.arg("--h1");
+    }
+    cmd.arg(format!("--tls13-ciphers={CIPHER}"));
+    if secs > 0 {
+        cmd.arg(format!("-D{secs}"));
+    } else {
+        cmd.arg(format!("-n{requests}"));
+    }
+    let scheme = if sc.front == Front::Tls {
+        "https"
+    } else {
+        "http"
+    };
+    cmd.arg(format!("{scheme}://127.0.0.1:{port}/"));
+    let out = cmd.output().map_err(|e| format!("running h2load: {e}"))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = |prefix: &str| {
+        stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(prefix))
+            .map(|l| l.trim_start()[prefix.len()..].trim().to_string())
+    };
+    let rps = line("finished in")
+        .and_then(|l| l.split(", ").nth(1).map(str::to_string))
+        .and_then(|r| r.trim_end_matches(" req/s").parse::<f64>().ok())
+        .ok_or_else(|| format!("no rate in h2load's output:\n{stdout}"))?;
+    let ok = line("status codes:")
+        .and_then(|l| l.split(' ').next().and_then(|n| n.parse::<u64>().ok()))
+        .ok_or_else(|| format!("no status codes in h2load's output:\n{stdout}"))?;
+    let total = line("requests:")
+        .and_then(|l| l.split(' ').next().and_then(|n| n.parse::<u64>().ok()))
+        .unwrap_or(ok);
+    let mut negotiated = Vec::new();
+    if sc.front == Front::Tls {
+        negotiated.extend(line("TLS Protocol:"));
+        negotiated.extend(line("Cipher:"));
+        negotiated
+            .extend(line("Server Temp Key:").and_then(|k| k.split(' ').next().map(str::to_string)));
+    }
+    negotiated.extend(line("Application protocol:"));
+    Ok(H2loadRun {
+        rps,
+        ok,
+        failed: total.saturating_sub(ok),
+        negotiated: negotiated.join(" "),
+    })
+}
+
+/// A certificate verifier that accepts anything: the clients here measure the servers, and
+/// the client's core is not to be the limit (h2load does not verify either).
+#[derive(Debug)]
+struct AcceptAny(Vec<rustls::SignatureScheme>);
+
+impl rustls::client::danger::ServerCertVerifier for AcceptAny {
+    fn verify_server_cert(
+        &self,
+        _: &rustls_pki_types::CertificateDer<'_>,
+        _: &[rustls_pki_types::CertificateDer<'_>],
+        _: &rustls_pki_types::ServerName<'_>,
+        _: &[u8],
+        _: rustls_pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _: &[u8],
+        _: &rustls_pki_types::CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        _: &[u8],
+        _: &rustls_pki_types::CertificateDer<'_>,
+        _: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        Ok(rustls::client::danger::HandshakeSignatureValid::assertion())
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.clone()
+    }
+}
+
+/// The handshake client's config: TLS 1.3, `CIPHER`, X25519, ALPN http/1.1; a session cache
+/// when `resume`.
+fn client_config(resume: bool) -> Arc<rustls::ClientConfig> {
+    let base = rustls::crypto::ring::default_provider();
+    let schemes = base.signature_verification_algorithms.supported_schemes();
+    let provider = rustls::crypto::CryptoProvider {
+        cipher_suites: vec![rustls::crypto::ring::cipher_suite::TLS13_AES_128_GCM_SHA256],
+        kx_groups: vec![rustls::crypto::ring::kx_group::X25519],
+        ..base
+    };
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3 with the ring provider")
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(AcceptAny(schemes)))
+        .with_no_client_auth();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    config.resumption = if resume {
+        rustls::client::Resumption::in_memory_sessions(1024)
+    } else {
+        rustls::client::Resumption::disabled()
+    };
+    Arc::new(config)
+}
+
+#[derive(Default)]
+struct Handshakes {
+    ok: u64,
+    failed: u64,
+    resumed: u64,
+}
+
+/// `clients` connections in a loop for `secs` (at most `cap` each): connect, handshake, one
+/// `GET /` with `Connection: close`, read to the end, check the status.
+async fn handshakes(port: u16, resume: bool, clients: u64, secs: u64, cap: u64) -> Handshakes {
+    let connector = tokio_rustls::TlsConnector::from(client_config(resume));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let name = rustls_pki_types::ServerName::try_from(SERVER_NAME).expect("a DNS name");
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (connector, name) = (connector.clone(), name.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut h = Handshakes::default();
+            let mut answer = Vec::with_capacity(512);
+            for _ in 0..cap {
+                if tokio::time::Instant::now() >= deadline {
+                    break;
+                }
+                let one = async {
+                    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+                    let _ = tcp.set_nodelay(true);
+                    let mut tls = connector.connect(name.clone(), tcp).await?;
+                    let resumed =
+                        tls.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+                    tls.write_all(
+                        b"GET / HTTP/1.1\r\nhost: bench.test\r\nconnection: close\r\n\r\n",
+                    )
+                    .await?;
+                    answer.clear();
+                    // A peer may end TLS without close_notify after `Connection: close`;
+                    // what was read by then is the answer.
+                    let _ = tls.read_to_end(&mut answer).await;
+                    Ok::<_, std::io::Error>(resumed)
+                };
+                match tokio::time::timeout(Duration::from_secs(5), one).await {
+                    Ok(Ok(resumed)) if answer.starts_with(b"HTTP/1.1 200") => {
+                        h.ok += 1;
+                        h.resumed += u64::from(resumed);
+                    }
+                    _ => h.failed += 1,
+                }
+            }
+            h
+        }));
+    }
+    let mut all = Handshakes::default();
+    for t in tasks {
+        if let Ok(h) = t.await {
+            all.ok += h.ok;
+            all.failed += h.failed;
+            all.resumed += h.resumed;
+        }
+    }
+    all
+}
+
+#[derive(Clone, Default)]
+struct Run {
+    rps: f64,
+    cpu_us: f64,
+    failed: u64,
+    /// Handshakes: the share resumed, %.
+    resumed: Option<f64>,
+    negotiated: String,
+}
+
+/// Starts `kind`, checks 200 requests over the expected protocol, then times the load.
+fn measure(rt: &tokio::runtime::Runtime, kind: Kind, sc: &Scenario, s: &Setup, secs: u64) -> Run {
+    let (proxy, port) = start(kind, sc, s);
+    let label = format!("{} in {}", kind.name(), sc.key);
+    let check = Scenario {
+        load: match sc.load {
+            Load::Handshakes { .. } => Load::H2load { h2: false },
+            l => l,
+        },
+        ..*sc
+    };
+    let checked = h2load(&check, port, 0, 200).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let want: &[&str] = match check.load {
+        Load::H2load { h2: true } => &["h2", "h2c"],
+        _ => &["http/1.1"],
+    };
+    let got = checked.negotiated.rsplit(' ').next().unwrap_or("");
+    assert!(
+        checked.ok == 200 && want.contains(&got),
+        "{label}: the check got {} of 200 answers over {:?}, wanted {want:?}",
+        checked.ok,
+        checked.negotiated
+    );
+    let mut run = Run {
+        negotiated: checked.negotiated,
+        ..Run::default()
+    };
+    match sc.load {
+        Load::H2load { .. } => {
+            let _ = h2load(sc, port, 1, 0); // warm the pools
+            let cpu0 = proxy.cpu_seconds();
+            let r = h2load(sc, port, secs, 0).unwrap_or_else(|e| panic!("{label}: {e}"));
+            let cpu = proxy.cpu_seconds() - cpu0;
+            run.rps = r.rps;
+            run.failed = r.failed;
+            run.cpu_us = cpu * 1e6 / (r.rps * secs as f64).max(1.0);
+        }
+        Load::Handshakes { resume } => {
+            let _ = rt.block_on(handshakes(port, resume, 32, 1, 1_000_000));
+            let cpu0 = proxy.cpu_seconds();
+            let t0 = Instant::now();
+            let h = rt.block_on(handshakes(port, resume, 32, secs, 1_000_000));
+            let took = t0.elapsed().as_secs_f64();
+            let cpu = proxy.cpu_seconds() - cpu0;
+            run.rps = h.ok as f64 / took;
+            run.failed = h.failed;
+            run.cpu_us = cpu * 1e6 / (h.ok as f64).max(1.0);
+            run.resumed = Some(100.0 * h.resumed as f64 / (h.ok as f64).max(1.0));
+        }
+    }
+    drop(proxy);
+    run
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return; // `cargo test --benches`: nothing to do
+    }
+    let rounds = env_or("ROUNDS", 2);
+    let secs = env_or("DURATION", 10);
+    let only = std::env::var("SCENARIOS").ok();
+    let scenarios: Vec<&Scenario> = SCENARIOS
+        .iter()
+        .filter(|s| {
+            only.as_deref()
+                .is_none_or(|o| o.split(',').any(|k| k == s.key))
+        })
+        .collect();
+    assert!(
+        !scenarios.is_empty(),
+        "SCENARIOS names none of the scenarios"
+    );
+    let (weir, baseline) = weir_binaries("benches/load/edge.sh");
+    let dir = std::env::temp_dir().join(format!("weir-edge-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
+    let (cert, key, bundle) = certificate(&dir);
+    let s = Setup {
+        h1: (free_port(), free_port()),
+        h2: (free_port(), free_port()),
+        dir: dir.clone(),
+        weir,
+        baseline,
+        cert,
+        key,
+        bundle,
+    };
+    let _upstreams = [
+        upstream(&dir, "stable", s.h1.0, false),
+        upstream(&dir, "canary", s.h1.1, false),
+        upstream(&dir, "stable-h2", s.h2.0, true),
+        upstream(&dir, "canary-h2", s.h2.1, true),
+    ];
+    let mut kinds = vec![Kind::Weir];
+    if s.baseline.is_some() {
+        kinds.push(Kind::Baseline);
+    }
+    kinds.extend([Kind::Nginx, Kind::Haproxy]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    // results[scenario][kind][round]
+    let mut results = vec![vec![Vec::<Run>::new(); kinds.len()]; scenarios.len()];
+    for round in 0..rounds {
+        for (i, sc) in scenarios.iter().enumerate() {
+            for (k, &kind) in kinds.iter().enumerate() {
+                eprintln!("round {}/{rounds}: {} — {}", round + 1, sc.key, kind.name());
+                results[i][k].push(measure(&rt, kind, sc, &s, secs));
+            }
+        }
+    }
+    println!("\n{rounds} rounds, {secs} s each; TLS 1.3 {CIPHER} X25519, ECDSA P-256; per-round values in parentheses; × = against the better of nginx and HAProxy (throughput: higher is better; CPU: lower is better).");
+    let nginx = kinds.iter().position(|&k| k == Kind::Nginx).unwrap_or(0);
+    let haproxy = kinds.iter().position(|&k| k == Kind::Haproxy).unwrap_or(0);
+    for (i, sc) in scenarios.iter().enumerate() {
+        let rs = &results[i];
+        let med = |k: usize, f: fn(&Run) -> f64| median(rs[k].iter().map(f).collect());
+        let best_rps = med(nginx, |r| r.rps).max(med(haproxy, |r| r.rps));
+        let best_cpu = med(nginx, |r| r.cpu_us).min(med(haproxy, |r| r.cpu_us));
+        let unit = match sc.load {
+            Load::Handshakes { .. } => "conn",
+            Load::H2load { .. } => "req",
+        };
+        println!("\n### {}\n", sc.name);
+        println!("| proxy | {unit}/s | × | spread % | CPU µs/{unit} | × | failed | resumed % | negotiated |");
+        println!("|---|---|---|---|---|---|---|---|---|");
+        for (k, kind) in kinds.iter().enumerate() {
+            let per = |f: fn(&Run) -> f64, d: usize| {
+                rs[k]
+                    .iter()
+                    .map(|r| format!("{:.d$}", f(r)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let rps: Vec<f64> = rs[k].iter().map(|r| r.rps).collect();
+            let spread = (rps.iter().cloned().fold(f64::MIN, f64::max)
+                - rps.iter().cloned().fold(f64::MAX, f64::min))
+                / median(rps.clone()).max(1.0)
+                * 100.0;
+            let resumed = rs[k]
+                .iter()
+                .filter_map(|r| r.resumed)
+                .map(|v| format!("{v:.0}"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            println!(
+                "| {} | {:.0} ({}) | {:.2} | {spread:.1} | {:.1} ({}) | {:.2} | {} | {} | {} |",
+                kind.name(),
+                med(k, |r| r.rps),
+                per(|r| r.rps, 0),
+                med(k, |r| r.rps) / best_rps,
+                med(k, |r| r.cpu_us),
+                per(|r| r.cpu_us, 1),
+                med(k, |r| r.cpu_us) / best_cpu,
+                rs[k].iter().map(|r| r.failed).sum::<u64>(),
+                if resumed.is_empty() {
+                    "–".into()
+                } else {
+                    resumed
+                },
+                rs[k].first().map_or("", |r| r.negotiated.as_str()),
+            );
+        }
+    }
+    // Scaling from one worker to two, where both ran.
+    let one = scenarios.iter().position(|s| s.key == "plain-1");
+    let two = scenarios.iter().position(|s| s.key == "plain-2");
+    if let (Some(one), Some(two)) = (one, two) {
+        println!("\n### Scaling, one worker on one core to two on two (the load shares the two)\n");
+        println!("| proxy | req/s, 1 | req/s, 2 | × | CPU µs/req, 1 | CPU µs/req, 2 |");
+        println!("|---|---|---|---|---|---|");
+        for (k, kind) in kinds.iter().enumerate() {
+            let m = |i: usize, f: fn(&Run) -> f64| median(results[i][k].iter().map(f).collect());
+            println!(
+                "| {} | {:.0} | {:.0} | {:.2} | {:.1} | {:.1} |",
+                kind.name(),
+                m(one, |r| r.rps),
+                m(two, |r| r.rps),
+                m(two, |r| r.rps) / m(one, |r| r.rps),
+                m(one, |r| r.cpu_us),
+                m(two, |r| r.cpu_us),
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
