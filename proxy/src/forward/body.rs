@@ -8,10 +8,10 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
-use hyper::body::Incoming;
 
 use crate::stats::{grpc_status_is_fault, Outcome};
 use crate::table::BackendStats;
+use crate::upstream::AnswerBody;
 use crate::upstream::Release;
 pub use crate::upstream::{BoxError, RequestBody};
 
@@ -50,13 +50,13 @@ impl PendingGrpc {
 /// The upstream's response body, with what must happen when it ends: the pooled connection
 /// goes back, a gRPC outcome is recorded.
 pub struct UpstreamBody {
-    body: Incoming,
+    body: AnswerBody,
     release: Option<Release>,
     grpc: Option<PendingGrpc>,
 }
 
 impl UpstreamBody {
-    pub fn new(body: Incoming, release: Release, grpc: Option<PendingGrpc>) -> Self {
+    pub fn new(body: AnswerBody, release: Release, grpc: Option<PendingGrpc>) -> Self {
         let mut this = UpstreamBody {
             body,
             release: Some(release),

@@ -23,7 +23,7 @@ pub use local::local_response;
 
 use crate::pipeline::{self, ClientInfo, Exchange, Proxy, Transport, Undelivered};
 use crate::stats::{grpc_status_is_fault, UpstreamError};
-use crate::upstream::{Endpoint, Lease, Release, SendError};
+use crate::upstream::{AnswerBody, Endpoint, Lease, Release, SendError};
 
 static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
@@ -143,7 +143,7 @@ struct Again {
 
 impl Transport for HyperLeg {
     type Conn = Lease;
-    type Answer = (Response<Incoming>, Release);
+    type Answer = (Response<AnswerBody>, Release);
 
     async fn connect(
         &mut self,
@@ -297,7 +297,7 @@ fn path_of(uri: &Uri) -> PathAndQuery {
 /// Record, then respond: the response head is in. A gRPC call's outcome waits for its
 /// trailers, where grpc-status travels.
 fn respond(
-    resp: Response<Incoming>,
+    resp: Response<AnswerBody>,
     release: Release,
     exchange: &Exchange<'_>,
 ) -> Response<ResponseBody> {

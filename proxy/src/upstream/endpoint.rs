@@ -2,18 +2,18 @@
 //! time to become ready again before it is taken) or its pool of HTTP/2 connections
 //! (`super::h2pool`).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_queue::ArrayQueue;
 use http::{Request, Response};
-use hyper::body::Incoming;
 use rustls_pki_types::ServerName;
 
+use super::answer::AnswerBody;
 use super::body::RequestBody;
 use super::connect::{self, H1Conn, Sender, TlsTarget};
-use super::h2pool::{self, H2Conn, H2Pool, Resend, Signals, Slot};
+use super::h2pool::{self, Failed, H2Conn, H2Pool, Resend, Signals, Slot};
 use super::raw::RawConn;
 use super::EndpointKey;
 use crate::deadline::is_deadline_error;
@@ -226,14 +226,16 @@ impl Endpoint {
     async fn open_h2(&self) -> Result<H2Conn, UpstreamError> {
         let metrics = self.h2.metrics().clone();
         let signals = Arc::new(Signals::new(metrics.goaways.clone()));
+        let in_flight = Arc::new(AtomicU32::new(0));
         let opening = Box::pin(connect::open_h2(
             &self.key.address,
             self.tls.as_ref(),
             self.h2.spec(),
             signals.clone(),
+            in_flight.clone(),
         ));
         match tokio::time::timeout(self.key.connect_timeout, opening).await {
-            Ok(Ok(sender)) => Ok(H2Conn::new(sender, signals, metrics)),
+            Ok(Ok(sender)) => Ok(H2Conn::new(sender, signals, in_flight, metrics)),
             Ok(Err(err)) => Err(err),
             Err(_) => Err(UpstreamError::Timeout),
         }
@@ -299,22 +301,18 @@ impl Lease {
         mut self,
         req: Request<RequestBody>,
         started: Instant,
-    ) -> Result<(Response<Incoming>, Release), (SendError, Release)> {
-        let result = match &mut self.sender {
-            Sender::H1(conn) => {
-                // The connection's IO enforces it: no timer of this request's own.
-                let limit = self.release.endpoint.response_timeout();
-                conn.deadline.set(started, limit);
-                let result = conn.sender.try_send_request(req).await;
-                conn.deadline.clear();
-                result
-            }
-            Sender::H2(s) => {
+    ) -> Result<(Response<AnswerBody>, Release), (SendError, Release)> {
+        let mut conn = match self.sender {
+            Sender::H1(conn) => conn,
+            Sender::H2(sender) => {
                 // Streams share the connection: each has its own timer.
                 let deadline = started + self.release.endpoint.response_timeout();
                 let (req, resend) = Resend::keep(req);
-                match tokio::time::timeout_at(deadline.into(), s.try_send_request(req)).await {
-                    Ok(Err(err)) if err.message().is_none() && h2pool::refused(err.error()) => {
+                let sending = h2pool::exchange(sender, req);
+                return match tokio::time::timeout_at(deadline.into(), sending).await {
+                    Ok(Ok(resp)) => Ok((resp.map(AnswerBody::Http2), self.release)),
+                    Ok(Err(Failed::NotSent(req))) => Err((SendError::NotSent(req), self.release)),
+                    Ok(Err(Failed::Error(err))) if h2pool::refused(&err) => {
                         // The server did not process it (RFC 9113 §8.7): it may go again on
                         // another stream, whatever its method, if its body was kept.
                         self.release.endpoint.h2.metrics().refused.inc();
@@ -322,27 +320,43 @@ impl Lease {
                             Some(req) => SendError::NotSent(Box::new(req)),
                             None => SendError::Failed(UpstreamError::Reset),
                         };
-                        return Err((failed, self.release));
+                        Err((failed, self.release))
                     }
-                    Ok(result) => result,
-                    Err(_) => {
-                        return Err((SendError::Failed(UpstreamError::Timeout), self.release))
+                    Ok(Err(Failed::Error(err))) => {
+                        tracing::debug!(error = %err, "h2 upstream stream failed");
+                        Err((SendError::Failed(classify_h2(&err)), self.release))
                     }
-                }
+                    Err(_) => Err((SendError::Failed(UpstreamError::Timeout), self.release)),
+                };
             }
         };
+        // The connection's IO enforces it: no timer of this request's own.
+        let limit = self.release.endpoint.response_timeout();
+        conn.deadline.set(started, limit);
+        let result = conn.sender.try_send_request(req).await;
+        conn.deadline.clear();
         match result {
             Ok(resp) => {
-                if let (Sender::H1(conn), true) = (self.sender, self.poolable) {
+                if self.poolable {
                     self.release.conn = Some(conn);
                 }
-                Ok((resp, self.release))
+                Ok((resp.map(AnswerBody::Http1), self.release))
             }
             Err(mut err) => match err.take_message() {
                 Some(req) => Err((SendError::NotSent(Box::new(req)), self.release)),
                 None => Err((SendError::Failed(classify(err.error())), self.release)),
             },
         }
+    }
+}
+
+/// A stream's error: the server's reset, its going away and a broken connection are resets
+/// (502); anything else is a protocol error of one side (502 too, counted apart).
+fn classify_h2(err: &h2::Error) -> UpstreamError {
+    if err.is_reset() || err.is_go_away() || err.is_io() {
+        UpstreamError::Reset
+    } else {
+        UpstreamError::Protocol
     }
 }
 

@@ -1,6 +1,7 @@
 //! Upstream endpoints and their connection pools. Pools outlive routing tables: a table swap
 //! that keeps an address keeps its warm connections.
 
+mod answer;
 mod body;
 mod connect;
 mod endpoint;
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+pub use answer::AnswerBody;
 pub use body::{BoxError, RequestBody};
 pub use connect::Sender;
 pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError};

@@ -3,13 +3,16 @@
 //! when all are full another opens, up to a cap; past that a request waits, in a bounded
 //! queue, until a stream frees or its deadline passes. A connection whose server sent GOAWAY,
 //! or that reached its maximum age or request count, takes no new stream and closes once its
-//! streams end (hyper closes it when its last sender is dropped). Streams the server refused
-//! are sent again (`resend`).
+//! streams end (h2 closes it when its last sender is dropped). Streams the server refused
+//! are sent again (`resend`). Requests go out on the h2 crate directly (`exchange`), each
+//! connection driven and kept alive by a task of its own (`drive`).
 //!
 //! Why a pool and not one connection: one connection inherits every per-connection limit of
 //! the server, stalls every call on one lost packet, and caps a server that reads each
 //! connection on one thread at one core.
 
+mod drive;
+mod exchange;
 mod frames;
 mod pick;
 mod resend;
@@ -20,13 +23,14 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hyper::client::conn::http2;
+use bytes::Bytes;
 use tokio::sync::Notify;
 
+pub use drive::{drive, KeepAlive};
+pub use exchange::{exchange, Failed, H2Body};
 pub use resend::{refused, Resend};
 pub use watch::{Signals, WatchedIo};
 
-use super::body::RequestBody;
 use crate::stats::{PoolMetrics, UpstreamError};
 use crate::table_spec::Http2PoolSpec;
 use pick::{pick, Limits, Load};
@@ -50,9 +54,11 @@ struct State {
 
 /// One connection of the pool.
 pub struct H2Conn {
-    sender: http2::SendRequest<RequestBody>,
+    sender: h2::client::SendRequest<Bytes>,
     signals: Arc<Signals>,
-    in_flight: AtomicU32,
+    /// Streams taken and not yet ended; the connection's task reads it to probe only while
+    /// streams are open.
+    in_flight: Arc<AtomicU32>,
     served: AtomicU64,
     /// Past its age or request count: no new streams.
     retired: AtomicBool,
@@ -64,15 +70,16 @@ pub struct H2Conn {
 
 impl H2Conn {
     pub fn new(
-        sender: http2::SendRequest<RequestBody>,
+        sender: h2::client::SendRequest<Bytes>,
         signals: Arc<Signals>,
+        in_flight: Arc<AtomicU32>,
         metrics: PoolMetrics,
     ) -> Self {
         metrics.connections.inc();
         H2Conn {
             sender,
             signals,
-            in_flight: AtomicU32::new(0),
+            in_flight,
             served: AtomicU64::new(0),
             retired: AtomicBool::new(false),
             opened: Instant::now(),
@@ -81,15 +88,15 @@ impl H2Conn {
         }
     }
 
-    /// A sender for one request (hyper's senders are cheap handles on one connection).
-    pub fn sender(&self) -> http2::SendRequest<RequestBody> {
+    /// A sender for one request (h2's senders are cheap handles on one connection).
+    pub fn sender(&self) -> h2::client::SendRequest<Bytes> {
         self.sender.clone()
     }
 
     fn takes_streams(&self, spec: &Http2PoolSpec) -> bool {
         !self.retired.load(Ordering::Relaxed)
             && !self.signals.going_away()
-            && !self.sender.is_closed()
+            && !self.signals.closed()
             && spec
                 .max_connection_age
                 .is_none_or(|age| self.opened.elapsed() < age)

@@ -7,8 +7,6 @@
 //! a copy sends the kept bytes and then the rest as the client sends it. A body that outgrew
 //! the limit cannot go again (the request fails as it would have without a retry).
 
-use std::error::Error as _;
-
 use http::{HeaderMap, Method, Request, Uri, Version};
 use http_body::Body;
 
@@ -69,19 +67,12 @@ impl Resend {
 /// GOAWAY (NO_ERROR) that left the stream above its last stream id. (A GOAWAY with an error
 /// code is not taken as proof: h2 reports the same error to streams the server may have
 /// processed when that connection then ends.)
-pub fn refused(err: &hyper::Error) -> bool {
-    let mut source = err.source();
-    while let Some(e) = source {
-        if let Some(h2) = e.downcast_ref::<h2::Error>() {
-            return match h2.reason() {
-                Some(h2::Reason::REFUSED_STREAM) => true,
-                Some(h2::Reason::NO_ERROR) => h2.is_go_away() && h2.is_remote(),
-                _ => false,
-            };
-        }
-        source = e.source();
+pub fn refused(err: &h2::Error) -> bool {
+    match err.reason() {
+        Some(h2::Reason::REFUSED_STREAM) => true,
+        Some(h2::Reason::NO_ERROR) => err.is_go_away() && err.is_remote(),
+        _ => false,
     }
-    false
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! The I/O half of `frames`: a connection's read side passed through `FrameWatch`, its
-//! signals kept where the pool reads them without waiting for hyper.
+//! signals kept where the pool reads them without waiting for the h2 connection's task.
 
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use prometheus_client::metrics::counter::Counter;
@@ -12,7 +12,8 @@ use tokio::sync::Notify;
 
 use super::frames::{FrameWatch, Signal};
 
-/// What one connection's server has said, as the pool reads it.
+/// What one connection's server has said, and whether the connection still stands, as the
+/// pool reads it.
 pub struct Signals {
     /// SETTINGS_MAX_CONCURRENT_STREAMS; `u32::MAX` until the server says (RFC 9113: no limit
     /// until then, and weir's own cap applies anyway).
@@ -22,6 +23,10 @@ pub struct Signals {
     settings: Notify,
     going_away: AtomicBool,
     goaways: Counter,
+    /// Reads that brought bytes: the keep-alive sends a PING only after a silence.
+    reads: AtomicU64,
+    /// The connection's task ended (closed, failed, or found dead): no new streams.
+    closed: AtomicBool,
 }
 
 impl Signals {
@@ -32,7 +37,21 @@ impl Signals {
             settings: Notify::new(),
             going_away: AtomicBool::new(false),
             goaways,
+            reads: AtomicU64::new(0),
+            closed: AtomicBool::new(false),
         }
+    }
+
+    pub fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+
+    pub fn closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
     }
 
     pub fn max_streams(&self) -> u32 {
@@ -104,8 +123,11 @@ impl<I: AsyncRead + Unpin> AsyncRead for WatchedIo<I> {
         let polled = Pin::new(&mut this.io).poll_read(cx, buf);
         if let Poll::Ready(Ok(())) = polled {
             let signals = &this.signals;
-            this.watch
-                .feed(&buf.filled()[before..], |signal| signals.take(signal));
+            let read = &buf.filled()[before..];
+            if !read.is_empty() {
+                signals.reads.fetch_add(1, Ordering::Relaxed);
+            }
+            this.watch.feed(read, |signal| signals.take(signal));
         }
         polled
     }
