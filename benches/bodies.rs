@@ -40,8 +40,8 @@ use tokio::sync::oneshot;
 
 mod support;
 use support::{
-    env_or, free_port, haproxy, median, nginx, nginx_preamble, wait_for_port, weir_binaries,
-    weir_config_on, Proc,
+    env_or, free_port, haproxy, median, nginx, nginx_preamble, nginx_upstream_with, wait_for_port,
+    weir_binaries, weir_config_on, Proc,
 };
 
 const MIB: u64 = 1 << 20;
@@ -155,33 +155,19 @@ fn upstream(dir: &Path, port: u16) -> Proc {
         }
         f.flush().expect("write a file to download");
     }
-    let conf = dir.join("upstream.conf");
-    std::fs::write(
-        &conf,
-        format!(
-            "{preamble}\
-             server {{ listen 127.0.0.1:{port} backlog=4096; sendfile on; client_max_body_size 0;\n\
+    nginx_upstream_with(
+        dir,
+        "upstream",
+        port,
+        &format!(
+            "server {{ listen 127.0.0.1:{port} backlog=4096; sendfile on; client_max_body_size 0;\n\
              location /dl/ {{ root {www}; }}\n\
              location = /up {{ client_body_buffer_size 1m; mirror /null; root {www}; error_page 405 =200 /ok; }}\n\
              location = /null {{ internal; return 204; }}\n\
-             location = /ok {{ internal; return 200 \"ok\\n\"; }} }} }}\n",
-            preamble = nginx_preamble(dir, "upstream", 1024),
+             location = /ok {{ internal; return 200 \"ok\\n\"; }} }}\n",
             www = www.display(),
         ),
     )
-    .expect("write nginx upstream config");
-    let p = Proc::pinned(
-        "1",
-        "nginx",
-        &[
-            "-p",
-            &dir.display().to_string(),
-            "-c",
-            &conf.display().to_string(),
-        ],
-    );
-    wait_for_port(port);
-    p
 }
 
 /// nginx (one worker) streaming both ways to the upstream with keep-alive, no body limit, and

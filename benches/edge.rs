@@ -34,7 +34,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod support;
 use support::{
-    env_or, free_port, median, nginx_preamble, signal, wait_for_port, weir_binaries, Proc,
+    env_or, free_port, median, nginx_preamble, nginx_upstream_with, signal, wait_for_port,
+    weir_binaries, Proc,
 };
 
 /// What the client speaks to the proxy.
@@ -204,29 +205,15 @@ fn certificate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 
 /// An nginx upstream on CPU 1 answering `<name>\n`, over HTTP/1.1 or h2c.
 fn upstream(dir: &Path, name: &str, port: u16, h2c: bool) -> Proc {
-    let conf = dir.join(format!("upstream-{name}.conf"));
     let http2 = if h2c { " http2" } else { "" };
-    std::fs::write(
-        &conf,
-        format!(
-            "{preamble}\
-             server {{ listen 127.0.0.1:{port}{http2} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }} }}\n",
-            preamble = nginx_preamble(dir, name, 4096)
+    nginx_upstream_with(
+        dir,
+        name,
+        port,
+        &format!(
+            "server {{ listen 127.0.0.1:{port}{http2} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }}\n"
         ),
     )
-    .expect("write nginx upstream config");
-    let p = Proc::pinned(
-        "1",
-        "nginx",
-        &[
-            "-p",
-            &dir.display().to_string(),
-            "-c",
-            &conf.display().to_string(),
-        ],
-    );
-    wait_for_port(port);
-    p
 }
 
 /// A proxy process, with the CPU time of its worker processes (nginx with two workers is a

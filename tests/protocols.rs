@@ -50,6 +50,20 @@ async fn h2c_with_prior_knowledge_is_proxied_to_an_http1_upstream() {
     }
 }
 
+/// weir terminating TLS with `pki`'s certificate (its files in a new directory named after
+/// `name`) in front of `backend`.
+fn tls_weir(pki: &TestPki, name: &str, backend: &str) -> Weir {
+    let dir = common::temp_dir(name);
+    let (_, cert, key) = pki.write(&dir);
+    let tls = format!(
+        ", tls: {{cert: \"{}\", key: \"{}\"}}",
+        cert.display(),
+        key.display()
+    );
+    std::fs::write(dir.join("weir.yaml"), one_route(backend, &tls, "")).unwrap();
+    Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[])
+}
+
 async fn tls_client(
     addr: std::net::SocketAddr,
     pki: &TestPki,
@@ -67,19 +81,7 @@ async fn tls_client(
 async fn tls_termination_negotiates_h2_and_http1_by_alpn() {
     let up = backend::start("stable", Behaviour::default()).await;
     let pki = TestPki::new();
-    let dir = common::temp_dir("tls");
-    let (_, cert, key) = pki.write(&dir);
-    let tls = format!(
-        ", tls: {{cert: \"{}\", key: \"{}\"}}",
-        cert.display(),
-        key.display()
-    );
-    std::fs::write(
-        dir.join("weir.yaml"),
-        one_route(&up.addr.to_string(), &tls, ""),
-    )
-    .unwrap();
-    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    let weir = tls_weir(&pki, "tls", &up.addr.to_string());
 
     // ALPN h2.
     let stream = tls_client(weir.addr, &pki, b"h2").await;
@@ -135,23 +137,11 @@ async fn tls_termination_negotiates_h2_and_http1_by_alpn() {
 async fn certificates_are_reloaded_with_the_config() {
     let up = backend::start("stable", Behaviour::default()).await;
     let (old, new) = (TestPki::new(), TestPki::new());
-    let dir = common::temp_dir("tls-reload");
-    let (_, cert, key) = old.write(&dir);
-    let tls = format!(
-        ", tls: {{cert: \"{}\", key: \"{}\"}}",
-        cert.display(),
-        key.display()
-    );
-    std::fs::write(
-        dir.join("weir.yaml"),
-        one_route(&up.addr.to_string(), &tls, ""),
-    )
-    .unwrap();
-    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    let weir = tls_weir(&old, "tls-reload", &up.addr.to_string());
     let _ = tls_client(weir.addr, &old, b"http/1.1").await;
 
     // Rotate the files in place, then ask for a reload.
-    new.write(&dir);
+    new.write(&weir.dir);
     weir.signal("HUP");
     let connector = tokio_rustls::TlsConnector::from(new.client_config(&[b"http/1.1"]));
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
@@ -223,19 +213,7 @@ async fn returning_clients_resume_their_tls_sessions_across_reloads() {
     use rustls::HandshakeKind::{Full, Resumed};
     let up = backend::start("stable", Behaviour::default()).await;
     let pki = TestPki::new();
-    let dir = common::temp_dir("tls-resume");
-    let (_, cert, key) = pki.write(&dir);
-    let tls = format!(
-        ", tls: {{cert: \"{}\", key: \"{}\"}}",
-        cert.display(),
-        key.display()
-    );
-    std::fs::write(
-        dir.join("weir.yaml"),
-        one_route(&up.addr.to_string(), &tls, ""),
-    )
-    .unwrap();
-    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    let weir = tls_weir(&pki, "tls-resume", &up.addr.to_string());
     let tls13 = connector_for(&pki, &rustls::version::TLS13);
     let tls12 = connector_for(&pki, &rustls::version::TLS12);
     for (name, client) in [("TLS 1.3", &tls13), ("TLS 1.2", &tls12)] {

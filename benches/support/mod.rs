@@ -176,14 +176,23 @@ pub fn nginx_preamble(dir: &Path, pid: &str, conns: u32) -> String {
 
 /// An nginx upstream on CPU 1 answering `<name>\n` with an X-Backend header.
 pub fn nginx_upstream(dir: &Path, name: &str, port: u16) -> Proc {
+    nginx_upstream_with(
+        dir,
+        name,
+        port,
+        &format!(
+            "server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }}\n"
+        ),
+    )
+}
+
+/// An nginx upstream on CPU 1 listening on `port`, named `name` (its config file and pid):
+/// the preamble, then `http`, the `http` block's own lines (its servers), then the block's end.
+pub fn nginx_upstream_with(dir: &Path, name: &str, port: u16, http: &str) -> Proc {
     let conf = dir.join(format!("upstream-{name}.conf"));
     std::fs::write(
         &conf,
-        format!(
-            "{preamble}\
-             server {{ listen 127.0.0.1:{port} backlog=4096; location / {{ add_header X-Backend {name} always; return 200 \"{name}\\n\"; }} }} }}\n",
-            preamble = nginx_preamble(dir, name, 4096)
-        ),
+        format!("{}{http}}}\n", nginx_preamble(dir, name, 4096)),
     )
     .expect("write nginx upstream config");
     let p = Proc::pinned(
