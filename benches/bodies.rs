@@ -41,7 +41,7 @@ use tokio::sync::oneshot;
 mod support;
 use support::{
     env_or, free_port, haproxy, median, nginx, nginx_preamble, nginx_upstream_with, wait_for_port,
-    weir_binaries, weir_config_on, Proc,
+    weir, weir_binaries, weir_config_on, Proc,
 };
 
 const MIB: u64 = 1 << 20;
@@ -216,17 +216,7 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
             // One route; stable and canary are the same upstream, and canary gets nothing.
             let yaml = weir_config_on(port, free_port(), s.upstream, s.upstream, 0);
             std::fs::write(&conf, yaml).expect("write weir config");
-            Proc::pinned(
-                "0",
-                &s.weir.display().to_string(),
-                &[
-                    "--workers",
-                    "1",
-                    "run",
-                    "--config",
-                    &conf.display().to_string(),
-                ],
-            )
+            weir("0", &s.weir, &conf, Some(1))
         }
         Kind::Nginx => {
             let conf = s.dir.join("nginx-proxy.conf");

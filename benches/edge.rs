@@ -34,7 +34,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod support;
 use support::{
-    env_or, free_port, median, nginx_preamble, nginx_upstream_with, signal, wait_for_port,
+    env_or, free_port, median, nginx_preamble, nginx_upstream_with, signal, wait_for_port, weir,
     weir_binaries, Proc,
 };
 
@@ -302,18 +302,7 @@ fn start(kind: Kind, sc: &Scenario, s: &Setup) -> (Proxy, u16) {
                 (Kind::Baseline, Some(b)) => b,
                 _ => &s.weir,
             };
-            let workers = sc.workers.to_string();
-            Proc::pinned(
-                cpu,
-                &binary.display().to_string(),
-                &[
-                    "--workers",
-                    &workers,
-                    "run",
-                    "--config",
-                    &conf.display().to_string(),
-                ],
-            )
+            weir(cpu, binary, &conf, Some(sc.workers))
         }
         Kind::Nginx => {
             let listen = match sc.front {

@@ -27,7 +27,7 @@ use hyper_util::rt::TokioIo;
 mod support;
 use support::{
     env_or, fixed_rate, free_port, get, haproxy, haproxy_conf, median, nginx, nginx_proxy_conf,
-    nginx_upstream, pct, wait_for_port, weir_binaries, weir_config, Proc,
+    nginx_upstream, pct, wait_for_port, weir, weir_binaries, weir_config, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -71,17 +71,7 @@ fn start(kind: Kind, s: &Setup) -> (Proc, u16) {
                 (Kind::Baseline, Some(b)) => b,
                 _ => &s.weir,
             };
-            Proc::pinned(
-                "0",
-                &binary.display().to_string(),
-                &[
-                    "--workers",
-                    "1",
-                    "run",
-                    "--config",
-                    &conf.display().to_string(),
-                ],
-            )
+            weir("0", binary, &conf, Some(1))
         }
         Kind::Nginx => {
             let conf = s.dir.join("nginx-proxy.conf");

@@ -22,7 +22,8 @@ use hyper_util::rt::TokioIo;
 mod support;
 use support::{
     env_or, fixed_rate, free_port, haproxy, haproxy_conf, median, nginx, nginx_proxy_conf,
-    nginx_upstream, pct, signal, wait_for_port, weir_binaries, weir_config, weir_config_on, Proc,
+    nginx_upstream, pct, signal, wait_for_port, weir, weir_binaries, weir_config, weir_config_on,
+    Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -84,13 +85,8 @@ fn start(kind: Kind, s: &Setup) -> (Option<Proc>, u16) {
                 (Kind::BaselineOne | Kind::BaselineHyper, Some(baseline)) => baseline,
                 _ => &s.weir,
             };
-            let weir = binary.display().to_string();
-            let conf = conf.display().to_string();
-            if kind == Kind::WeirMulti {
-                Proc::pinned("0", &weir, &["run", "--config", &conf])
-            } else {
-                Proc::pinned("0", &weir, &["--workers", "1", "run", "--config", &conf])
-            }
+            let workers = (kind != Kind::WeirMulti).then_some(1);
+            weir("0", binary, &conf, workers)
         }
         Kind::Nginx => {
             let conf = s.dir.join("nginx-proxy.conf");
@@ -130,9 +126,7 @@ fn page_cost(s: &Setup, rounds: u64, secs: u64) {
             let conf = s.dir.join("weir-page.yaml");
             let yaml = weir_config_on(port, admin, s.stable, s.canary, 20);
             std::fs::write(&conf, yaml).expect("write weir config");
-            let conf = conf.display().to_string();
-            let weir = s.weir.display().to_string();
-            let proc = Proc::pinned("0", &weir, &["--workers", "1", "run", "--config", &conf]);
+            let proc = weir("0", &s.weir, &conf, Some(1));
             wait_for_port(port);
             wait_for_port(admin);
             let stop = Arc::new(AtomicBool::new(false));

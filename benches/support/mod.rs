@@ -142,6 +142,19 @@ pub fn weir_binaries(script: &str) -> (PathBuf, Option<PathBuf>) {
     (weir, baseline)
 }
 
+/// weir (`binary`) on `cpus` running `conf`, with `workers` runtime threads (None: its default,
+/// one per core).
+pub fn weir(cpus: &str, binary: &Path, conf: &Path, workers: Option<u32>) -> Proc {
+    let (binary, conf) = (binary.display().to_string(), conf.display().to_string());
+    let workers = workers.map(|n| n.to_string());
+    let mut args: Vec<&str> = Vec::new();
+    if let Some(n) = &workers {
+        args.extend(["--workers", n.as_str()]);
+    }
+    args.extend(["run", "--config", conf.as_str()]);
+    Proc::pinned(cpus, &binary, &args)
+}
+
 /// nginx on CPU 0 with the configuration `conf`, its prefix `dir`.
 pub fn nginx(dir: &Path, conf: &Path) -> Proc {
     Proc::pinned(
