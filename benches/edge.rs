@@ -7,10 +7,11 @@
 //! 80/20 by every proxy, which adds X-Forwarded-For, -Proto and -Host as weir does. Each proxy
 //! runs in turn on CPU 0 with one worker or thread (two workers scenario: two, on CPUs 0 and
 //! 1). The load comes from h2load (`-c 64`, `-m 10` for HTTP/2, `-m 1` for HTTP/1) or, for
-//! handshakes, from a rustls client in this process: each of 32 connections makes one request
-//! with `Connection: close` and connects again, with session resumption off (every handshake
-//! full) or on (the client offers the ticket it was given; the share actually resumed is
-//! printed). Before each timed run 200 requests must succeed over the expected protocol.
+//! handshakes, from a rustls client in this process: each of 32 connections (HANDSHAKE_CLIENTS)
+//! makes one request with `Connection: close` and connects again, with session resumption off
+//! (every handshake full) or on (the client offers a ticket it was given; the share actually
+//! resumed is printed). Before each timed run 200 requests must succeed over the expected
+//! protocol.
 //!
 //! The same for every contender: one ECDSA P-256 certificate, TLS 1.3 with
 //! TLS_AES_128_GCM_SHA256 and X25519 (the clients offer nothing else), ALPN h2 and http/1.1
@@ -627,10 +628,12 @@ fn measure(rt: &tokio::runtime::Runtime, kind: Kind, sc: &Scenario, s: &Setup, s
             run.cpu_us = cpu * 1e6 / (r.rps * secs as f64).max(1.0);
         }
         Load::Handshakes { resume } => {
-            let _ = rt.block_on(handshakes(port, resume, 32, 1, 1_000_000));
+            // HANDSHAKE_CLIENTS: connections at once (32).
+            let clients = env_or("HANDSHAKE_CLIENTS", 32);
+            let _ = rt.block_on(handshakes(port, resume, clients, 1, 1_000_000));
             let cpu0 = proxy.cpu_seconds();
             let t0 = Instant::now();
-            let h = rt.block_on(handshakes(port, resume, 32, secs, 1_000_000));
+            let h = rt.block_on(handshakes(port, resume, clients, secs, 1_000_000));
             let took = t0.elapsed().as_secs_f64();
             let cpu = proxy.cpu_seconds() - cpu0;
             run.rps = h.ok as f64 / took;

@@ -8,6 +8,7 @@
 #   SCENARIOS=tls-full,tls-resumed benches/load/edge.sh   # some scenarios only: tls-keepalive,
 #       tls-full, tls-resumed, h2-tls-h1, h2c-h1, h2-tls-h2, h2c-h2, plain-1, plain-2
 #   WEIR_BASELINE_BIN=/path/to/old/weir benches/load/edge.sh  # an earlier build beside weir
+#   HANDSHAKE_CLIENTS=8 SCENARIOS=tls-resumed benches/load/edge.sh  # handshakes at once (32)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
