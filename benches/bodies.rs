@@ -40,8 +40,8 @@ use tokio::sync::oneshot;
 
 mod support;
 use support::{
-    env_or, free_port, haproxy, median, nginx, nginx_preamble, nginx_upstream_with, wait_for_port,
-    weir, weir_binaries, weir_config_on, Proc,
+    benching, env_or, free_port, haproxy, median, nginx, nginx_preamble, nginx_upstream_with,
+    run_dir, wait_for_port, weir, weir_binaries, weir_config_on, Proc,
 };
 
 const MIB: u64 = 1 << 20;
@@ -618,15 +618,14 @@ fn ratio(value: f64, best: f64) -> String {
 }
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
+    if !benching() {
         return; // `cargo test --benches`: nothing to do
     }
     let rounds = env_or("ROUNDS", 2).max(1);
     let secs = env_or("DURATION", 10).max(1);
     let conns = env_or("CONNS", 4).max(1);
     let (weir, _) = weir_binaries("benches/load/bodies.sh");
-    let dir = std::env::temp_dir().join(format!("weir-bodies-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
+    let dir = run_dir("bodies");
     let setup = Setup {
         dir: dir.clone(),
         upstream: free_port(),

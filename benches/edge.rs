@@ -35,8 +35,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod support;
 use support::{
-    env_or, free_port, median, nginx_preamble, nginx_upstream_with, signal, wait_for_port, weir,
-    weir_binaries, Proc,
+    benching, env_or, free_port, median, nginx_preamble, nginx_upstream_with, run_dir, signal,
+    wait_for_port, weir, weir_binaries, Proc,
 };
 
 /// What the client speaks to the proxy.
@@ -647,7 +647,7 @@ fn measure(rt: &tokio::runtime::Runtime, kind: Kind, sc: &Scenario, s: &Setup, s
 }
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
+    if !benching() {
         return; // `cargo test --benches`: nothing to do
     }
     let rounds = env_or("ROUNDS", 2);
@@ -665,8 +665,7 @@ fn main() {
         "SCENARIOS names none of the scenarios"
     );
     let (weir, baseline) = weir_binaries("benches/load/edge.sh");
-    let dir = std::env::temp_dir().join(format!("weir-edge-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
+    let dir = run_dir("edge");
     let (cert, key, bundle) = certificate(&dir);
     let s = Setup {
         h1: (free_port(), free_port()),

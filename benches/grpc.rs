@@ -35,7 +35,7 @@ use hyper::body::{Body, Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
 mod support;
-use support::{env_or, free_port, median, nginx_preamble, wait_for_port, Proc};
+use support::{env_or, free_port, median, nginx_preamble, run_dir, wait_for_port, Proc};
 
 /// A gRPC message: 1 byte uncompressed flag, 4 bytes length, then the payload.
 const MESSAGE: &[u8] = b"\0\0\0\0\x0a0123456789";
@@ -395,8 +395,7 @@ fn main() {
         .collect();
     let weir = std::env::var("WEIR_BIN").unwrap_or_else(|_| "target/release/weir".into());
     let weir = Path::new(&weir).to_path_buf();
-    let dir = std::env::temp_dir().join(format!("weir-grpc-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("bench dir");
+    let dir = run_dir("grpc-bench");
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

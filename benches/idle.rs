@@ -26,8 +26,9 @@ use hyper_util::rt::TokioIo;
 
 mod support;
 use support::{
-    env_or, fixed_rate, free_port, get, haproxy, haproxy_conf, median, nginx, nginx_proxy_conf,
-    nginx_upstream, pct, wait_for_port, weir, weir_binaries, weir_config, Proc,
+    benching, env_or, fixed_rate, free_port, get, haproxy, haproxy_conf, median, nginx,
+    nginx_proxy_conf, nginx_upstream, pct, run_dir, wait_for_port, weir, weir_binaries,
+    weir_config, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -173,7 +174,7 @@ fn measure(
 }
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
+    if !benching() {
         return; // `cargo test --benches`: nothing to do
     }
     let rounds = env_or("ROUNDS", 2);
@@ -181,8 +182,7 @@ fn main() {
     let rate = env_or("RATE", 1000);
     let secs = env_or("DURATION", 10);
     let (weir, baseline) = weir_binaries("benches/load/idle.sh");
-    let dir = std::env::temp_dir().join(format!("weir-idle-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
+    let dir = run_dir("idle");
     let setup = Setup {
         stable: free_port(),
         canary: free_port(),

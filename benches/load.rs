@@ -21,9 +21,9 @@ use hyper_util::rt::TokioIo;
 
 mod support;
 use support::{
-    env_or, fixed_rate, free_port, haproxy, haproxy_conf, median, nginx, nginx_proxy_conf,
-    nginx_upstream, pct, signal, wait_for_port, weir, weir_binaries, weir_config, weir_config_on,
-    Proc,
+    benching, env_or, fixed_rate, free_port, haproxy, haproxy_conf, median, nginx,
+    nginx_proxy_conf, nginx_upstream, pct, run_dir, signal, wait_for_port, weir, weir_binaries,
+    weir_config, weir_config_on, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -449,15 +449,14 @@ fn print_against_baseline(kinds: &[Kind], results: &[Vec<Run>], rounds: u64, sec
 }
 
 fn main() {
-    if !std::env::args().any(|a| a == "--bench") {
+    if !benching() {
         return; // `cargo test --benches`: nothing to do
     }
     let rounds = env_or("ROUNDS", 3);
     let secs = env_or("DURATION", 10);
     let rate = env_or("RATE", 5000);
     let (weir, baseline) = weir_binaries("benches/load/run.sh");
-    let dir = std::env::temp_dir().join(format!("weir-load-{}", std::process::id()));
-    std::fs::create_dir_all(dir.join("tmp")).expect("temp dir");
+    let dir = run_dir("load");
     let setup = Setup {
         stable: free_port(),
         canary: free_port(),

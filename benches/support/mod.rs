@@ -20,6 +20,19 @@ pub fn env_or(name: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// True when cargo runs the benchmark (`cargo bench`), false under `cargo test --benches`.
+pub fn benching() -> bool {
+    std::env::args().any(|a| a == "--bench")
+}
+
+/// A run's working directory, `weir-<name>-<pid>` under the system's temporary directory, with
+/// the `tmp/` nginx writes its temporary files to.
+pub fn run_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weir-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("tmp")).expect("create the run's temporary directory");
+    dir
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
