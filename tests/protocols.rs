@@ -50,6 +50,66 @@ async fn h2c_with_prior_knowledge_is_proxied_to_an_http1_upstream() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn h2c_bodies_larger_than_the_windows_stream_both_ways() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&one_route(&up.addr.to_string(), "", ""));
+    let mut h2 = h2c(weir.addr).await;
+    // 3 MiB each way: three times weir's stream and connection windows (1 MiB), so neither
+    // leg gets through without WINDOW_UPDATEs.
+    let size = 3 << 20;
+    let req = Request::post("http://test.local/upload")
+        .header("x-body-bytes", size.to_string())
+        .body(Full::new(Bytes::from(vec![b'u'; size])))
+        .unwrap();
+    let resp = tokio::time::timeout(Duration::from_secs(20), async {
+        let resp = h2.send_request(req).await.unwrap();
+        let status = resp.status();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        (status, body)
+    })
+    .await
+    .expect("3 MiB each way within 20 s");
+    assert_eq!(resp.0, 200);
+    assert_eq!(resp.1.len(), size, "the whole download reached the client");
+    assert!(resp.1.iter().all(|&b| b == b'z'));
+    assert_eq!(
+        up.body_bytes.load(std::sync::atomic::Ordering::SeqCst),
+        size as u64,
+        "the whole upload reached the upstream"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_idle_h2_client_connection_is_closed_but_not_in_the_middle_of_a_request() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let config = one_route(&up.addr.to_string(), "", "") + "limits: {idle_timeout: 1s}\n";
+    let weir = Weir::start(&config);
+    let tcp = TcpStream::connect(weir.addr).await.unwrap();
+    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    // A request that takes twice the idle timeout: the stream keeps the connection busy.
+    let req = Request::get("http://test.local/slow")
+        .header("x-delay-ms", "2000")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let resp = h2
+        .send_request(req)
+        .await
+        .expect("answered, not cut by the idle timeout");
+    assert_eq!(resp.status(), 200);
+    collect(resp).await.unwrap();
+    assert!(!conn.is_finished(), "open while a request was in flight");
+    // Then idle: GOAWAY and the connection ends (between 1 and 1.5 idle timeouts).
+    let ended = tokio::time::timeout(Duration::from_secs(5), conn).await;
+    assert!(
+        matches!(ended, Ok(Ok(Ok(())))),
+        "an idle connection is closed cleanly: {ended:?}"
+    );
+}
+
 /// weir terminating TLS with `pki`'s certificate (its files in a new directory named after
 /// `name`) in front of `backend`.
 fn tls_weir(pki: &TestPki, name: &str, backend: &str) -> Weir {

@@ -1,5 +1,5 @@
 //! A client connection that can be asked to finish what is in flight and then close: hyper's
-//! HTTP/1 and HTTP/2 server connections, and the passthrough engine's own. The listener's
+//! HTTP/1 server connection, the passthrough engine's own, and weir's HTTP/2 one. The listener's
 //! drain asks; the engines answer.
 
 use std::future::Future;
@@ -20,19 +20,5 @@ where
 {
     fn graceful_shutdown(self: Pin<&mut Self>) {
         hyper::server::conn::http1::UpgradeableConnection::graceful_shutdown(self);
-    }
-}
-
-impl<I, S, B, E> Graceful for hyper::server::conn::http2::Connection<I, S, E>
-where
-    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = B>,
-    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    I: hyper::rt::Read + hyper::rt::Write + Unpin + 'static,
-    B: hyper::body::Body + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, B>,
-{
-    fn graceful_shutdown(self: Pin<&mut Self>) {
-        hyper::server::conn::http2::Connection::graceful_shutdown(self);
     }
 }

@@ -9,6 +9,7 @@ pub mod field;
 pub mod forward;
 mod graceful;
 pub mod h1;
+mod h2flow;
 pub mod listen;
 pub mod pipeline;
 pub mod plane;

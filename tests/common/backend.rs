@@ -172,6 +172,11 @@ async fn answer(
         .get("x-grpc-status")
         .cloned()
         .unwrap_or(HeaderValue::from_static("0"));
+    // A response body of this many bytes instead of the echo (flow-control tests).
+    let body_bytes = req
+        .headers()
+        .get("x-body-bytes")
+        .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
     let echo = echo_json(name, &req);
     let body_len = req
         .into_body()
@@ -182,7 +187,10 @@ async fn answer(
     bytes.fetch_add(body_len as u64, Ordering::SeqCst);
     let mut echo = echo;
     echo["body_len"] = body_len.into();
-    let text = Bytes::from(echo.to_string());
+    let text = match body_bytes {
+        Some(n) => Bytes::from(vec![b'z'; n]),
+        None => Bytes::from(echo.to_string()),
+    };
     let body = if grpc {
         let mut trailers = HeaderMap::new();
         trailers.insert("grpc-status", grpc_status);

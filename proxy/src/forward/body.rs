@@ -11,7 +11,7 @@ use http_body::{Body, Frame, SizeHint};
 
 use crate::stats::{grpc_status_is_fault, Outcome};
 use crate::table::BackendStats;
-use crate::upstream::AnswerBody;
+use crate::upstream::Received;
 use crate::upstream::Release;
 pub use crate::upstream::{BoxError, RequestBody};
 
@@ -50,13 +50,13 @@ impl PendingGrpc {
 /// The upstream's response body, with what must happen when it ends: the pooled connection
 /// goes back, a gRPC outcome is recorded.
 pub struct UpstreamBody {
-    body: AnswerBody,
+    body: Received,
     release: Option<Release>,
     grpc: Option<PendingGrpc>,
 }
 
 impl UpstreamBody {
-    pub fn new(body: AnswerBody, release: Release, grpc: Option<PendingGrpc>) -> Self {
+    pub fn new(body: Received, release: Release, grpc: Option<PendingGrpc>) -> Self {
         let mut this = UpstreamBody {
             body,
             release: Some(release),

@@ -1,8 +1,8 @@
-//! The hyper engine: HTTP/2, HTTP/1 that the passthrough engine leaves to hyper (upgrades,
-//! gRPC, mirrors, absolute-form, …), and every response weir writes itself. It runs the
-//! request phases of `crate::pipeline` over hyper's request and response types; what it adds
-//! is how bytes move: bodies as hyper frames, the mirror's tee, the upgrade's tunnel, gRPC's
-//! outcome read from trailers.
+//! The hyper engine (named for the HTTP/1 server it began with): HTTP/2 (served by
+//! `listen::h2conn` on the h2 crate), HTTP/1 that the passthrough engine leaves to hyper's
+//! server (upgrades, gRPC, mirrors, absolute-form, …), and every response weir writes itself. It runs the request phases of `crate::pipeline`
+//! over `http`'s request and response types; what it adds is how bytes move: bodies as
+//! frames, the mirror's tee, the upgrade's tunnel, gRPC's outcome read from trailers.
 
 pub mod body;
 mod headers;
@@ -16,21 +16,21 @@ use std::time::Instant;
 use http::header::{CONTENT_TYPE, HOST};
 use http::uri::{PathAndQuery, Scheme};
 use http::{HeaderValue, Request, Response, StatusCode, Uri, Version};
-use hyper::body::Incoming;
+use http_body::Body as _;
 
 use body::{PendingGrpc, RequestBody, ResponseBody, UpstreamBody};
 pub use local::local_response;
 
 use crate::pipeline::{self, ClientInfo, Exchange, Proxy, Transport, Undelivered};
 use crate::stats::{grpc_status_is_fault, UpstreamError};
-use crate::upstream::{AnswerBody, Endpoint, Lease, Release, SendError};
+use crate::upstream::{Endpoint, Lease, Received, Release, SendError};
 
 static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
 /// Serves one request through the phases; the answer is the upstream's or weir's own.
 pub async fn handle(
     proxy: &Proxy,
-    mut req: Request<Incoming>,
+    mut req: Request<Received>,
     client: &ClientInfo,
 ) -> Response<ResponseBody> {
     if let Some(cause) = http2_host_conflict(&req) {
@@ -71,19 +71,14 @@ pub async fn handle(
     let mirror = if upgrade {
         None
     } else {
-        mirror::start(
-            route,
-            &parts,
-            proxy.mirrors(),
-            incoming.is_end_stream_hint(),
-        )
+        mirror::start(route, &parts, proxy.mirrors(), incoming.is_end_stream())
     };
     // A bodiless idempotent request that the upstream drops unanswered may go to the other
     // side (RFC 9110 §9.2.2): its head is kept for that, where there is another side.
     let again = (route.has_fallback()
         && !upgrade
         && parts.method.is_idempotent()
-        && incoming.is_end_stream_hint())
+        && incoming.is_end_stream())
     .then(|| {
         Box::new(Again {
             method: parts.method.clone(),
@@ -93,7 +88,7 @@ pub async fn handle(
     });
     let body = match mirror {
         Some(Some(tx)) => RequestBody::Tee(incoming, Some(tx)),
-        _ => RequestBody::Incoming(incoming),
+        _ => RequestBody::Client(incoming),
     };
 
     // Connect, send — within the route's deadline — then record and respond.
@@ -143,7 +138,7 @@ struct Again {
 
 impl Transport for HyperLeg {
     type Conn = Lease;
-    type Answer = (Response<AnswerBody>, Release);
+    type Answer = (Response<Received>, Release);
 
     async fn connect(
         &mut self,
@@ -188,16 +183,6 @@ impl Transport for HyperLeg {
             }
             Err((SendError::Failed(err), _release)) => Err(Undelivered::Failed(err)),
         }
-    }
-}
-
-trait EndStreamHint {
-    fn is_end_stream_hint(&self) -> bool;
-}
-
-impl EndStreamHint for Incoming {
-    fn is_end_stream_hint(&self) -> bool {
-        http_body::Body::is_end_stream(self)
     }
 }
 
@@ -297,7 +282,7 @@ fn path_of(uri: &Uri) -> PathAndQuery {
 /// Record, then respond: the response head is in. A gRPC call's outcome waits for its
 /// trailers, where grpc-status travels.
 fn respond(
-    resp: Response<AnswerBody>,
+    resp: Response<Received>,
     release: Release,
     exchange: &Exchange<'_>,
 ) -> Response<ResponseBody> {

@@ -2,6 +2,8 @@
 //! graceful shutdown.
 
 mod drain;
+mod h2conn;
+mod h2stream;
 mod server;
 pub mod spec;
 mod tls;

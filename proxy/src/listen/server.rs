@@ -11,14 +11,16 @@ use bytes::Bytes;
 use http::header::CONNECTION;
 use http::{HeaderValue, StatusCode};
 use http_body::{Body, Frame, SizeHint};
-use hyper::server::conn::{http1, http2};
+use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
 use super::drain::{Drain, Graceful, Member};
+use super::h2conn::{H2Connection, H2Settings};
+use super::h2stream;
 use super::spec::{Http1Engine, LimitsSpec};
 use super::tls::ReloadableTls;
 use crate::deadline::{Deadline, DeadlineIo};
@@ -27,6 +29,7 @@ use crate::forward::local_response;
 use crate::h1::gate::{self, Gate};
 use crate::h1::{self, ToHyper};
 use crate::pipeline::{ClientInfo, Proxy};
+use crate::upstream::Received;
 
 /// Flips once, on SIGTERM/SIGINT: listeners stop accepting and drain.
 #[derive(Clone)]
@@ -161,10 +164,11 @@ async fn sniff(tcp: &TcpStream, limit: Duration) -> Option<Protocol> {
     tokio::time::timeout(limit, peeking).await.ok().flatten()
 }
 
-/// hyper's two server builders, configured once per listener.
+/// How client connections are served, configured once per listener: hyper's HTTP/1 server,
+/// weir's HTTP/2 one.
 struct Builders {
     h1: http1::Builder,
-    h2: http2::Builder<TokioExecutor>,
+    h2: H2Settings,
     head_timeout: Duration,
     h1_limits: h1::Limits,
     passthrough: bool,
@@ -179,14 +183,9 @@ impl Builders {
             .header_read_timeout(None)
             .max_buf_size(limits.max_header_bytes.max(8192))
             .max_headers(limits.max_headers);
-        let mut h2 = http2::Builder::new(TokioExecutor::new());
-        h2.timer(TokioTimer::new())
-            .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX))
-            .keep_alive_interval(Some(limits.idle_timeout / 2))
-            .keep_alive_timeout(Duration::from_secs(20));
         Builders {
             h1,
-            h2,
+            h2: H2Settings::new(limits),
             head_timeout: limits.header_read_timeout,
             h1_limits: h1::Limits {
                 head_timeout: limits.header_read_timeout,
@@ -238,7 +237,7 @@ impl Conn {
                         Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
                     };
                     let conn = h1::Connection::new(io, deadline, conn_state, limits, to_hyper);
-                    member.watch(conn).await
+                    member.watch(conn).await.map_err(BoxError::from)
                 } else {
                     let limits = builders.h1_limits;
                     let io = Gate::new(
@@ -250,19 +249,13 @@ impl Conn {
                     member
                         .watch(hyper_h1(&builders, io, deadline, conn_state))
                         .await
+                        .map_err(BoxError::from)
                 }
             }
             Protocol::Http2 => {
-                let service = service_fn(move |req| {
-                    let state = conn_state.clone();
-                    async move {
-                        Ok::<_, Infallible>(crate::forward::handle(&state.0, req, &state.1).await)
-                    }
-                });
-                let io = TokioIo::new(io);
-                member
-                    .watch(builders.h2.serve_connection(io, service))
-                    .await
+                let start = move |req, respond| h2stream::serve(conn_state.clone(), req, respond);
+                let conn = H2Connection::new(io, &builders.h2, accepted, start);
+                member.watch(conn).await.map_err(BoxError::from)
             }
         };
         if let Err(err) = ended {
@@ -297,6 +290,7 @@ where
                     next_head: None,
                 }));
             }
+            let req = req.map(Received::Http1);
             let resp = crate::forward::handle(&state.0, req, &state.1).await;
             // A switched protocol is a tunnel now: no more request heads.
             let next_head = (resp.status() != StatusCode::SWITCHING_PROTOCOLS)

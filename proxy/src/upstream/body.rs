@@ -6,20 +6,21 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use hyper::body::Incoming;
 use std::sync::{Arc, Mutex};
 
 use http::HeaderMap;
 use tokio::sync::mpsc;
 
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+pub use super::received::BoxError;
+use super::received::Received;
 
 /// What weir sends upstream: the client's body streamed through, or a copy for a mirror.
 pub enum RequestBody {
-    Incoming(Incoming),
+    /// The client's body, as it arrives.
+    Client(Received),
     /// The client's body, each data frame also offered to a mirror. A mirror that cannot keep
     /// up loses its copy (the sender is dropped); the client's request never waits for it.
-    Tee(Incoming, Option<mpsc::Sender<Bytes>>),
+    Tee(Received, Option<mpsc::Sender<Bytes>>),
     /// A mirror's copy of the client's body.
     Mirror(mpsc::Receiver<Bytes>),
     Bytes(Option<Bytes>),
@@ -37,7 +38,7 @@ impl Body for RequestBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.get_mut() {
-            RequestBody::Incoming(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            RequestBody::Client(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             RequestBody::Tee(b, tx) => {
                 let polled = Pin::new(b).poll_frame(cx);
                 match &polled {
@@ -62,7 +63,7 @@ impl Body for RequestBody {
 
     fn is_end_stream(&self) -> bool {
         match self {
-            RequestBody::Incoming(b) | RequestBody::Tee(b, _) => b.is_end_stream(),
+            RequestBody::Client(b) | RequestBody::Tee(b, _) => b.is_end_stream(),
             RequestBody::Mirror(_) => false,
             RequestBody::Bytes(b) => b.is_none(),
             RequestBody::Empty => true,
@@ -72,7 +73,7 @@ impl Body for RequestBody {
 
     fn size_hint(&self) -> SizeHint {
         match self {
-            RequestBody::Incoming(b) | RequestBody::Tee(b, _) => b.size_hint(),
+            RequestBody::Client(b) | RequestBody::Tee(b, _) => b.size_hint(),
             RequestBody::Mirror(_) => SizeHint::default(),
             RequestBody::Bytes(Some(b)) => SizeHint::with_exact(b.len() as u64),
             RequestBody::Replay(r) => r.size_hint(),

@@ -10,11 +10,11 @@ use crossbeam_queue::ArrayQueue;
 use http::{Request, Response};
 use rustls_pki_types::ServerName;
 
-use super::answer::AnswerBody;
 use super::body::RequestBody;
 use super::connect::{self, H1Conn, Sender, TlsTarget};
 use super::h2pool::{self, Failed, H2Conn, H2Pool, Resend, Signals, Slot};
 use super::raw::RawConn;
+use super::received::Received;
 use super::EndpointKey;
 use crate::deadline::is_deadline_error;
 use crate::stats::{PoolMetrics, UpstreamError};
@@ -301,7 +301,7 @@ impl Lease {
         mut self,
         req: Request<RequestBody>,
         started: Instant,
-    ) -> Result<(Response<AnswerBody>, Release), (SendError, Release)> {
+    ) -> Result<(Response<Received>, Release), (SendError, Release)> {
         let mut conn = match self.sender {
             Sender::H1(conn) => conn,
             Sender::H2(sender) => {
@@ -310,7 +310,7 @@ impl Lease {
                 let (req, resend) = Resend::keep(req);
                 let sending = h2pool::exchange(sender, req);
                 return match tokio::time::timeout_at(deadline.into(), sending).await {
-                    Ok(Ok(resp)) => Ok((resp.map(AnswerBody::Http2), self.release)),
+                    Ok(Ok(resp)) => Ok((resp.map(Received::Http2), self.release)),
                     Ok(Err(Failed::NotSent(req))) => Err((SendError::NotSent(req), self.release)),
                     Ok(Err(Failed::Error(err))) if h2pool::refused(&err) => {
                         // The server did not process it (RFC 9113 §8.7): it may go again on
@@ -340,7 +340,7 @@ impl Lease {
                 if self.poolable {
                     self.release.conn = Some(conn);
                 }
-                Ok((resp.map(AnswerBody::Http1), self.release))
+                Ok((resp.map(Received::Http1), self.release))
             }
             Err(mut err) => match err.take_message() {
                 Some(req) => Err((SendError::NotSent(Box::new(req)), self.release)),

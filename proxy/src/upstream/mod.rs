@@ -1,23 +1,23 @@
 //! Upstream endpoints and their connection pools. Pools outlive routing tables: a table swap
 //! that keeps an address keeps its warm connections.
 
-mod answer;
 mod body;
 mod connect;
 mod endpoint;
 mod h2pool;
 mod raw;
+mod received;
 pub(crate) mod tls;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-pub use answer::AnswerBody;
 pub use body::{BoxError, RequestBody};
 pub use connect::Sender;
 pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError};
 pub use raw::RawConn;
+pub use received::Received;
 pub use tls::provider as tls_provider;
 
 use crate::stats::Metrics;

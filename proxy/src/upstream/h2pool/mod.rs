@@ -27,7 +27,7 @@ use bytes::Bytes;
 use tokio::sync::Notify;
 
 pub use drive::{drive, KeepAlive};
-pub use exchange::{exchange, Failed, H2Body};
+pub use exchange::{exchange, Failed};
 pub use resend::{refused, Resend};
 pub use watch::{Signals, WatchedIo};
 

@@ -1,0 +1,49 @@
+//! A body as it arrived on a connection: hyper's from an HTTP/1 connection, the h2 stream's
+//! from an HTTP/2 one. Both legs: a client's request body, an upstream's response body. An
+//! enum rather than a boxed trait object: no allocation.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use hyper::body::Incoming;
+
+use crate::h2flow::H2Body;
+
+/// The error of a body that crossed the proxy (either leg's, boxed).
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+pub enum Received {
+    Http1(Incoming),
+    Http2(H2Body),
+}
+
+impl Body for Received {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            Received::Http1(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            Received::Http2(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            Received::Http1(b) => b.is_end_stream(),
+            Received::Http2(b) => b.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            Received::Http1(b) => b.size_hint(),
+            Received::Http2(b) => b.size_hint(),
+        }
+    }
+}
