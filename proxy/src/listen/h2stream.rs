@@ -25,16 +25,21 @@ pub async fn serve(
 ) {
     let length = content_length(req.headers());
     let req = req.map(|recv| Received::Http2(H2Body::new(recv, length)));
-    let mut handling = pin!(crate::forward::handle(&state.0, req, &state.1));
-    let answer = poll_fn(|cx| {
-        if let Poll::Ready(resp) = handling.as_mut().poll(cx) {
-            return Poll::Ready(Some(resp));
-        }
-        // The client gave up (RST_STREAM): the request is dropped where it stands, its
-        // upstream stream or connection with it.
-        respond.poll_reset(cx).map(|_| None)
-    })
-    .await;
+    // In a block of its own: the request's future is gone before the answer is written, so
+    // the two never take room in this future at once (a stream's future is moved three times
+    // on its way into the connection's set; a smaller one is copied for less).
+    let answer = {
+        let mut handling = pin!(crate::forward::handle(&state.0, req, &state.1));
+        poll_fn(|cx| {
+            if let Poll::Ready(resp) = handling.as_mut().poll(cx) {
+                return Poll::Ready(Some(resp));
+            }
+            // The client gave up (RST_STREAM): the request is dropped where it stands, its
+            // upstream stream or connection with it.
+            respond.poll_reset(cx).map(|_| None)
+        })
+        .await
+    };
     let Some(resp) = answer else {
         tracing::debug!("client reset its HTTP/2 stream before the answer");
         return;
