@@ -110,6 +110,78 @@ async fn an_idle_h2_client_connection_is_closed_but_not_in_the_middle_of_a_reque
     );
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_h2_client_reset_drops_its_request_and_the_connection_serves_on() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&one_route(&up.addr.to_string(), "", ""));
+    let mut h2 = h2c(weir.addr).await;
+    let slow = Request::get("http://test.local/slow")
+        .header("x-delay-ms", "2500")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let abandoned = tokio::spawn(h2.send_request(slow));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Dropping the response future resets the stream (RST_STREAM CANCEL).
+    abandoned.abort();
+    let req = Request::get("http://test.local/next")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let r = tokio::time::timeout(Duration::from_secs(2), h2.send_request(req))
+        .await
+        .expect("the next stream is answered at once")
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    collect(r).await.unwrap();
+    // Past the slow answer's time: had weir kept the reset request, it would be recorded by now.
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    let text = weir.metrics().await;
+    assert_eq!(
+        sample(
+            &text,
+            "weir_requests_total",
+            &[("backend", "stable"), ("class", "2xx")]
+        ),
+        1.0,
+        "only the request the client kept was carried to its end: {text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_an_h2_stream_in_flight_finish_then_closes_the_connection() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let mut weir = Weir::start(&one_route(&up.addr.to_string(), "", ""));
+    let tcp = TcpStream::connect(weir.addr).await.unwrap();
+    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+        .await
+        .unwrap();
+    let conn = tokio::spawn(conn);
+    let slow = Request::get("http://test.local/slow")
+        .header("x-delay-ms", "1500")
+        .body(Empty::<Bytes>::new())
+        .unwrap();
+    let in_flight = tokio::spawn(h2.send_request(slow));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    weir.signal("TERM");
+    let r = in_flight
+        .await
+        .unwrap()
+        .expect("the stream in flight is answered");
+    assert_eq!(r.status(), 200);
+    collect(r).await.unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), conn).await;
+    assert!(
+        matches!(ended, Ok(Ok(Ok(())))),
+        "GOAWAY, then the connection closes cleanly: {ended:?}"
+    );
+    let status = tokio::task::spawn_blocking(move || weir.wait_exit(Duration::from_secs(10)))
+        .await
+        .unwrap();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "weir exits cleanly after draining: {status:?}"
+    );
+}
+
 /// weir terminating TLS with `pki`'s certificate (its files in a new directory named after
 /// `name`) in front of `backend`.
 fn tls_weir(pki: &TestPki, name: &str, backend: &str) -> Weir {
