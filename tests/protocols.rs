@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use common::backend::{self, Behaviour};
-use common::client::{collect, h2c};
+use common::client::{collect, h2c, h2c_watched};
 use common::tls::TestPki;
 use common::weir::{sample, Weir};
 
@@ -85,11 +85,7 @@ async fn an_idle_h2_client_connection_is_closed_but_not_in_the_middle_of_a_reque
     let up = backend::start("stable", Behaviour::default()).await;
     let config = one_route(&up.addr.to_string(), "", "") + "limits: {idle_timeout: 1s}\n";
     let weir = Weir::start(&config);
-    let tcp = TcpStream::connect(weir.addr).await.unwrap();
-    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
+    let (mut h2, conn) = h2c_watched(weir.addr).await;
     // A request that takes twice the idle timeout: the stream keeps the connection busy.
     let req = Request::get("http://test.local/slow")
         .header("x-delay-ms", "2000")
@@ -150,11 +146,7 @@ async fn an_h2_client_reset_drops_its_request_and_the_connection_serves_on() {
 async fn sigterm_lets_an_h2_stream_in_flight_finish_then_closes_the_connection() {
     let up = backend::start("stable", Behaviour::default()).await;
     let mut weir = Weir::start(&one_route(&up.addr.to_string(), "", ""));
-    let tcp = TcpStream::connect(weir.addr).await.unwrap();
-    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
-        .await
-        .unwrap();
-    let conn = tokio::spawn(conn);
+    let (mut h2, conn) = h2c_watched(weir.addr).await;
     let slow = Request::get("http://test.local/slow")
         .header("x-delay-ms", "1500")
         .body(Empty::<Bytes>::new())
@@ -442,11 +434,7 @@ async fn tls_to_the_upstream_with_a_given_ca() {
 async fn grpc_over_h2_keeps_its_trailers_and_server_faults_count_as_failures() {
     let up = backend::start("stable", Behaviour::default()).await;
     let weir = Weir::start(&one_route(&up.addr.to_string(), "", ", protocol: http2"));
-    let tcp = TcpStream::connect(weir.addr).await.unwrap();
-    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
-        .await
-        .unwrap();
-    tokio::spawn(conn);
+    let mut h2 = h2c(weir.addr).await;
     // 13 INTERNAL and 14 UNAVAILABLE are the server's fault; 5 NOT_FOUND and 0 OK are not.
     for code in ["0", "13", "5", "14", "0"] {
         let req = Request::post("http://test.local/pkg.Service/Method")

@@ -97,12 +97,26 @@ where
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    h2c_watched(addr).await.0
+}
+
+/// As `h2c`, with the connection's task: it ends when the connection does (GOAWAY, close).
+pub async fn h2c_watched<B>(
+    addr: SocketAddr,
+) -> (
+    http2::SendRequest<B>,
+    tokio::task::JoinHandle<hyper::Result<()>>,
+)
+where
+    B: hyper::body::Body + Send + Unpin + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let tcp = TcpStream::connect(addr).await.unwrap();
     let (sender, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
         .await
         .unwrap();
-    tokio::spawn(conn);
-    sender
+    (sender, tokio::spawn(conn))
 }
 
 /// Writes raw bytes and reads until the peer closes or `limit` passes.
