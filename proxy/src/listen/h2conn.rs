@@ -9,7 +9,7 @@
 //! same poll that ran the streams which queued them.
 //!
 //! What the connection does besides: a PING every `keepalive` and, when no PONG comes back
-//! within `pong_timeout`, the connection is dropped (a peer gone without a FIN); with no stream
+//! within `PONG_TIMEOUT`, the connection is dropped (a peer gone without a FIN); with no stream
 //! for `idle_timeout` (counted in `keepalive` ticks: between one and one and a half times it)
 //! it gets GOAWAY and closes; the client's preface and SETTINGS are due within the head
 //! timeout from accept, like an HTTP/1 client's first head.
@@ -33,7 +33,6 @@ pub struct H2Settings {
     max_header_list_size: u32,
     head_timeout: Duration,
     keepalive: Duration,
-    pong_timeout: Duration,
     idle_timeout: Duration,
 }
 
@@ -56,7 +55,6 @@ impl H2Settings {
             max_header_list_size: u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX),
             head_timeout: limits.header_read_timeout,
             keepalive: (limits.idle_timeout / 2).max(Duration::from_millis(10)),
-            pong_timeout: PONG_TIMEOUT,
             idle_timeout: limits.idle_timeout,
         }
     }
@@ -82,7 +80,6 @@ pub struct H2Connection<T, F, S> {
     /// Asked to finish before the handshake was done: GOAWAY as soon as it is.
     finish_asked: bool,
     keepalive: Duration,
-    pong_timeout: Duration,
     /// `keepalive` ticks without a stream after which the connection is closed.
     idle_ticks_limit: u32,
 }
@@ -126,7 +123,6 @@ where
             start,
             finish_asked: false,
             keepalive: settings.keepalive,
-            pong_timeout: settings.pong_timeout,
             idle_ticks_limit: u32::try_from(ticks).unwrap_or(u32::MAX).max(1),
         }
     }
@@ -191,7 +187,7 @@ where
             }
         }
         let open = !this.streams.is_empty();
-        match serving.poll_timers(cx, open, this.pong_timeout) {
+        match serving.poll_timers(cx, open) {
             Timers::Quiet => {}
             Timers::Idle => {
                 serving.idle_ticks += 1;
@@ -228,7 +224,7 @@ where
     T: AsyncRead + AsyncWrite + Unpin,
 {
     /// `open`: streams are in progress.
-    fn poll_timers(&mut self, cx: &mut Context<'_>, open: bool, pong_timeout: Duration) -> Timers {
+    fn poll_timers(&mut self, cx: &mut Context<'_>, open: bool) -> Timers {
         let mut found = Timers::Quiet;
         if let (Some(ping), Some(due)) = (self.ping.as_mut(), self.pong_due.as_mut()) {
             match ping.poll_pong(cx) {
@@ -249,7 +245,7 @@ where
             if self.pong_due.is_none() {
                 if let Some(ping) = self.ping.as_mut() {
                     if ping.send_ping(h2::Ping::opaque()).is_ok() {
-                        let mut due = Box::pin(tokio::time::sleep(pong_timeout));
+                        let mut due = Box::pin(tokio::time::sleep(PONG_TIMEOUT));
                         // Polled once so that the timer and the PONG wake this task.
                         let _ = due.as_mut().poll(cx);
                         let _ = ping.poll_pong(cx);
