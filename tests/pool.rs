@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use common::backend::{self, Behaviour};
 use common::client::{raw, H1};
-use common::weir::Weir;
+use common::weir::{sample, Weir};
 use tokio::sync::Semaphore;
 use weir_proxy::listen::spec::LimitsSpec;
 use weir_proxy::listen::{bind, serve, Shutdown};
@@ -126,4 +126,152 @@ async fn past_max_connections_new_clients_wait_for_a_free_slot() {
         .unwrap();
     assert_eq!(status, 200);
     assert_eq!(second.get("/", &[]).await.status, 200);
+}
+
+/// How a wave of concurrent requests reaches weir.
+#[derive(Clone, Copy, Debug)]
+enum Clients {
+    /// One HTTP/1.1 connection per request: the passthrough engine's pool.
+    Http1,
+    /// Streams of one h2c connection: hyper's HTTP/1 client pool.
+    H2c,
+}
+
+/// `n` requests in flight at once (the upstream answers each after 300 ms, so they overlap),
+/// all answered 200.
+async fn wave(addr: std::net::SocketAddr, clients: Clients, n: usize) {
+    let mut calls = tokio::task::JoinSet::new();
+    match clients {
+        Clients::Http1 => {
+            // Every client connects first, then all send at once: the requests overlap
+            // however long connecting took.
+            let all_connected = Arc::new(tokio::sync::Barrier::new(n));
+            for _ in 0..n {
+                let all_connected = all_connected.clone();
+                calls.spawn(async move {
+                    let mut client = H1::connect(addr).await;
+                    all_connected.wait().await;
+                    client.get("/", &[]).await.status
+                });
+            }
+        }
+        Clients::H2c => {
+            let h2 = common::client::h2c::<http_body_util::Empty<bytes::Bytes>>(addr).await;
+            for _ in 0..n {
+                let mut h2 = h2.clone();
+                calls.spawn(async move {
+                    let req = http::Request::get("http://x/")
+                        .body(http_body_util::Empty::new())
+                        .unwrap();
+                    h2.send_request(req).await.unwrap().status()
+                });
+            }
+        }
+    }
+    let all = tokio::time::timeout(Duration::from_secs(20), calls.join_all())
+        .await
+        .expect("the wave finishes");
+    assert!(all.iter().all(|s| *s == 200), "{clients:?}: {all:?}");
+}
+
+/// A wave of `n`, then (once its connections are back in the pool) another: returns the
+/// upstream connections the second wave opened and the idle pool's metrics.
+async fn two_waves(clients: Clients, pool_max_idle: Option<usize>, n: usize) -> (u64, f64, f64) {
+    // Client, weir and upstream ends of each connection, both legs, and some to spare.
+    common::allow_open_files(4 * n as u64 + 256);
+    let up = backend::start(
+        "stable",
+        Behaviour {
+            delay: Duration::from_millis(300),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let mut backend = BackendSpec::new([up.addr.to_string()]);
+    if let Some(max) = pool_max_idle {
+        backend.pool_max_idle = max;
+    }
+    let plane = DataPlane::new();
+    plane
+        .apply(&TableSpec {
+            routes: vec![RouteSpec::new("web", backend)],
+        })
+        .unwrap();
+    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, shutdown) = Shutdown::new();
+    let server = tokio::spawn(serve(
+        listener,
+        None,
+        plane.proxy.clone(),
+        LimitsSpec::default(),
+        Arc::new(Semaphore::new(1000)),
+        shutdown,
+    ));
+    let table = plane.table.load();
+    let endpoint = table.route("web").unwrap().backend(0).endpoints()[0].clone();
+
+    wave(addr, clients, n).await;
+    assert_eq!(
+        up.conns.load(Ordering::SeqCst),
+        n as u64,
+        "{clients:?}: one each"
+    );
+    // Each connection goes back to the pool as its exchange ends, which may be an instant
+    // after the client read its answer: wait for them (bounded).
+    let kept = pool_max_idle.unwrap_or(n).min(n);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while endpoint.idle_count() < kept && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        endpoint.idle_count(),
+        kept,
+        "{clients:?}: idle after the first wave"
+    );
+
+    wave(addr, clients, n).await;
+    let opened_again = up.conns.load(Ordering::SeqCst) - n as u64;
+    let text = plane.metrics.encode(weir_proxy::stats::Format::Classic);
+    let upstream = up.addr.to_string();
+    let labels = [("upstream", upstream.as_str())];
+    let opened = sample(&text, "weir_upstream_connections_opened_total", &labels);
+    let full = sample(&text, "weir_upstream_idle_pool_full_total", &labels);
+    let _ = stop.send(true);
+    server.await.unwrap();
+    (opened_again, opened, full)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_concurrent_requests_keeps_its_upstream_connections_for_the_next() {
+    // 300 is past the old fixed cap of 256 idle connections per address, under which every
+    // burst closed what it could not keep and the next opened it again.
+    for clients in [Clients::Http1, Clients::H2c] {
+        let n = match clients {
+            Clients::Http1 => 300,
+            // Two h2c waves' streams stay under weir's 200 streams per client connection.
+            Clients::H2c => 150,
+        };
+        let (opened_again, opened, full) = two_waves(clients, None, n).await;
+        assert_eq!(
+            opened_again, 0,
+            "{clients:?}: the second wave reuses the first's"
+        );
+        assert_eq!(
+            opened, n as f64,
+            "{clients:?}: every opened connection is counted"
+        );
+        assert_eq!(full, 0.0, "{clients:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pool_max_idle_closes_what_a_burst_leaves_beyond_it() {
+    for clients in [Clients::Http1, Clients::H2c] {
+        let (opened_again, opened, full) = two_waves(clients, Some(10), 60).await;
+        assert_eq!(opened_again, 50, "{clients:?}: 10 kept, 50 opened again");
+        assert_eq!(opened, 110.0, "{clients:?}");
+        // Each wave hands back 60 and the pool keeps 10: 50 closed each time.
+        assert_eq!(full, 100.0, "{clients:?}");
+    }
 }

@@ -30,6 +30,7 @@ limits:
 upstream_defaults:
   connect_timeout: 1s
   response_timeout: 15s
+  pool_max_idle: 64
 routes:
   - name: api
     match:
@@ -50,6 +51,7 @@ routes:
       addresses: ["[::1]:9101", canary.internal:9102]
       tls: {}
       pool_idle_timeout: 2m
+      pool_max_idle: 0
     canary_weight: 12.5
     header_routes:
       - name: beta-testers
@@ -146,6 +148,7 @@ fn full_example_loads_and_converts() {
         Duration::from_secs(60),
         "built-in default"
     );
+    assert_eq!(stable.pool_max_idle, 64, "upstream_defaults");
 
     let canary = api.canary().expect("canary");
     assert_eq!(canary.addresses, ["[::1]:9101", "canary.internal:9102"]);
@@ -158,6 +161,7 @@ fn full_example_loads_and_converts() {
         "upstream_defaults"
     );
     assert_eq!(canary.pool_idle_timeout, Duration::from_secs(120));
+    assert_eq!(canary.pool_max_idle, 0, "none kept, as asked");
 
     assert_eq!(
         api.header_routes,

@@ -39,3 +39,26 @@ pub fn kubeconfig(dir: &std::path::Path, url: &str, namespace: &str) -> PathBuf 
     .unwrap();
     path
 }
+
+/// Raises this test process's open-file limit to its hard limit, at least `need` or fails:
+/// a test holding both ends of hundreds of connections in one process passes the common
+/// default soft limit of 1,024 descriptors.
+pub fn allow_open_files(need: u64) {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit only read and write the struct passed.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit), 0);
+        if limit.rlim_cur < need {
+            limit.rlim_cur = limit.rlim_max;
+            assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &limit), 0);
+        }
+    }
+    assert!(
+        limit.rlim_cur >= need,
+        "this test needs {need} open files; the hard limit is {}",
+        limit.rlim_max
+    );
+}

@@ -180,11 +180,15 @@ pub enum RawHttp1Engine {
 }
 
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "a mapping of upstream timeouts")]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping of upstream timeouts and pool sizes"
+)]
 pub struct RawUpstreamDefaults {
     pub connect_timeout: Option<ConfigDuration>,
     pub response_timeout: Option<ConfigDuration>,
     pub pool_idle_timeout: Option<ConfigDuration>,
+    pub pool_max_idle: Option<usize>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -248,6 +252,7 @@ pub struct RawBackend {
     pub connect_timeout: Option<ConfigDuration>,
     pub response_timeout: Option<ConfigDuration>,
     pub pool_idle_timeout: Option<ConfigDuration>,
+    pub pool_max_idle: Option<usize>,
     /// The HTTP/2 connection pool of each address (`protocol: http2`).
     pub http2: Option<RawHttp2Pool>,
 }

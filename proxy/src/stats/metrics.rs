@@ -130,7 +130,7 @@ impl Metrics {
         }
     }
 
-    /// The handles of one upstream address's HTTP/2 connection pool.
+    /// The handles of one upstream address's connection pools.
     pub fn upstream_pool(&self, address: &str) -> PoolMetrics {
         let labels = [("upstream", address.to_owned())];
         let pool = &self.pool;
@@ -141,6 +141,8 @@ impl Metrics {
             refused: pool.refused.get_or_create(&labels).clone(),
             waits: pool.waits.get_or_create(&labels).clone(),
             wait_time: pool.wait_time.get_or_create(&labels).clone(),
+            opened: pool.opened.get_or_create(&labels).clone(),
+            idle_full: pool.idle_full.get_or_create(&labels).clone(),
         }
     }
 
@@ -475,8 +477,8 @@ mod tests {
 
 type UpstreamLabels = [(&'static str, String); 1];
 
-/// The HTTP/2 upstream pools' metric families, labelled by upstream address (a pool is per
-/// address, shared by every route and backend that names it).
+/// The upstream pools' metric families, labelled by upstream address (a pool is per address,
+/// shared by every route and backend that names it).
 #[derive(Debug)]
 struct PoolFamilies {
     connections: Family<UpstreamLabels, Gauge>,
@@ -485,6 +487,8 @@ struct PoolFamilies {
     refused: Family<UpstreamLabels, Counter>,
     waits: Family<UpstreamLabels, Counter>,
     wait_time: Family<UpstreamLabels, AtomicHistogram>,
+    opened: Family<UpstreamLabels, Counter>,
+    idle_full: Family<UpstreamLabels, Counter>,
 }
 
 impl PoolFamilies {
@@ -496,6 +500,8 @@ impl PoolFamilies {
             refused: Family::default(),
             waits: Family::default(),
             wait_time: Family::default(),
+            opened: Family::default(),
+            idle_full: Family::default(),
         };
         registry.register(
             "upstream_h2_connections",
@@ -530,11 +536,23 @@ impl PoolFamilies {
             Unit::Seconds,
             families.wait_time.clone(),
         );
+        registry.register(
+            "upstream_connections_opened",
+            "Connections opened to the upstream address (HTTP/1 and HTTP/2, TCP and TLS \
+             handshakes done); many per request means the pool is too small for the load",
+            families.opened.clone(),
+        );
+        registry.register(
+            "upstream_idle_pool_full",
+            "HTTP/1 connections closed when handed back because the address had \
+             `pool_max_idle` idle already",
+            families.idle_full.clone(),
+        );
         families
     }
 }
 
-/// The handles of one upstream address's HTTP/2 pool.
+/// The handles of one upstream address's pools.
 #[derive(Clone, Debug)]
 pub struct PoolMetrics {
     pub connections: Gauge,
@@ -543,4 +561,6 @@ pub struct PoolMetrics {
     pub refused: Counter,
     pub waits: Counter,
     pub wait_time: AtomicHistogram,
+    pub opened: Counter,
+    pub idle_full: Counter,
 }

@@ -6,13 +6,13 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_queue::ArrayQueue;
 use http::{Request, Response};
 use rustls_pki_types::ServerName;
 
 use super::body::RequestBody;
 use super::connect::{self, H1Conn, Sender, TlsTarget};
 use super::h2pool::{self, Failed, H2Conn, H2Pool, Resend, Signals, Slot};
+use super::idle::IdleQueue;
 use super::raw::RawConn;
 use super::received::Received;
 use super::EndpointKey;
@@ -20,25 +20,15 @@ use crate::deadline::is_deadline_error;
 use crate::stats::{PoolMetrics, UpstreamError};
 use crate::table_spec::UpstreamProtocol;
 
-const MAX_IDLE_PER_ENDPOINT: usize = 256;
-
-struct Idle {
-    conn: H1Conn,
-    since: Instant,
-}
-
-struct IdleRaw {
-    conn: RawConn,
-    since: Instant,
-}
-
 pub struct Endpoint {
     key: EndpointKey,
     tls: Option<TlsTarget>,
-    idle: ArrayQueue<Idle>,
+    idle: IdleQueue<H1Conn>,
     /// Connections of the byte-forwarding engine (`crate::h1`): a pool apart from hyper's.
-    raw_idle: ArrayQueue<IdleRaw>,
+    raw_idle: IdleQueue<RawConn>,
     h2: H2Pool,
+    /// This address's pool metrics (the HTTP/2 pool holds the same handles).
+    metrics: PoolMetrics,
     outstanding: AtomicUsize,
 }
 
@@ -65,11 +55,12 @@ impl Endpoint {
             }
         };
         Ok(Endpoint {
+            idle: IdleQueue::new(key.max_idle),
+            raw_idle: IdleQueue::new(key.max_idle),
             key,
             tls,
-            idle: ArrayQueue::new(MAX_IDLE_PER_ENDPOINT),
-            raw_idle: ArrayQueue::new(MAX_IDLE_PER_ENDPOINT),
-            h2: H2Pool::new(http2, metrics),
+            h2: H2Pool::new(http2, metrics.clone()),
+            metrics,
             outstanding: AtomicUsize::new(0),
         })
     }
@@ -166,29 +157,20 @@ impl Endpoint {
 
     async fn open_raw(&self) -> Result<RawConn, UpstreamError> {
         let opening = Box::pin(connect::open_raw(&self.key.address, self.tls.as_ref()));
-        match tokio::time::timeout(self.key.connect_timeout, opening).await {
-            Ok(result) => result,
-            Err(_) => Err(UpstreamError::Timeout),
-        }
+        self.opened(tokio::time::timeout(self.key.connect_timeout, opening).await)
     }
 
     fn pooled_raw(&self) -> Option<RawConn> {
-        while let Some(mut idle) = self.raw_idle.pop() {
-            if idle.since.elapsed() <= self.key.idle_timeout && idle.conn.is_usable() {
-                idle.conn.reused = true;
-                return Some(idle.conn);
-            }
-        }
-        None
+        let mut conn = self
+            .raw_idle
+            .take(self.key.idle_timeout, RawConn::is_usable)?;
+        conn.reused = true;
+        Some(conn)
     }
 
     /// Back to the pool after an exchange that ended cleanly with the connection open.
     pub fn give_back_raw(&self, conn: RawConn) {
-        // A full pool drops the connection: enough are idle already.
-        let _ = self.raw_idle.push(IdleRaw {
-            conn,
-            since: Instant::now(),
-        });
+        self.raw_idle.give_back(conn, &self.metrics);
     }
 
     async fn pooled_h1(&self) -> Option<H1Conn> {
@@ -217,14 +199,21 @@ impl Endpoint {
             self.tls.as_ref(),
             upgrades,
         ));
-        match tokio::time::timeout(self.key.connect_timeout, opening).await {
-            Ok(result) => result,
-            Err(_) => Err(UpstreamError::Timeout),
-        }
+        self.opened(tokio::time::timeout(self.key.connect_timeout, opening).await)
+    }
+
+    /// A connection attempt's result, counted when it opened.
+    fn opened<C>(
+        &self,
+        attempt: Result<Result<C, UpstreamError>, tokio::time::error::Elapsed>,
+    ) -> Result<C, UpstreamError> {
+        let conn = attempt.map_err(|_| UpstreamError::Timeout)??;
+        self.metrics.opened.inc();
+        Ok(conn)
     }
 
     async fn open_h2(&self) -> Result<H2Conn, UpstreamError> {
-        let metrics = self.h2.metrics().clone();
+        let metrics = self.metrics.clone();
         let signals = Arc::new(Signals::new(metrics.goaways.clone()));
         let in_flight = Arc::new(AtomicU32::new(0));
         let opening = Box::pin(connect::open_h2(
@@ -234,36 +223,17 @@ impl Endpoint {
             signals.clone(),
             in_flight.clone(),
         ));
-        match tokio::time::timeout(self.key.connect_timeout, opening).await {
-            Ok(Ok(sender)) => Ok(H2Conn::new(sender, signals, in_flight, metrics)),
-            Ok(Err(err)) => Err(err),
-            Err(_) => Err(UpstreamError::Timeout),
-        }
+        let sender = self.opened(tokio::time::timeout(self.key.connect_timeout, opening).await)?;
+        Ok(H2Conn::new(sender, signals, in_flight, metrics))
     }
 
     /// Closes pooled connections idle for longer than the pool's idle timeout. Checkout skips
     /// them anyway; this frees their sockets when no traffic comes to do it.
     pub fn evict_idle(&self) -> usize {
-        let mut evicted = 0;
-        for _ in 0..self.raw_idle.len() {
-            let Some(mut idle) = self.raw_idle.pop() else {
-                break;
-            };
-            let stale = idle.since.elapsed() > self.key.idle_timeout || !idle.conn.is_usable();
-            if stale || self.raw_idle.push(idle).is_err() {
-                evicted += 1;
-            }
-        }
-        for _ in 0..self.idle.len() {
-            let Some(idle) = self.idle.pop() else { break };
-            let stale =
-                idle.conn.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout;
-            // A push can only fail if checkouts raced in returns meanwhile; dropping is fine.
-            if stale || self.idle.push(idle).is_err() {
-                evicted += 1;
-            }
-        }
-        evicted + self.h2.evict_idle(self.key.idle_timeout)
+        let timeout = self.key.idle_timeout;
+        self.raw_idle.evict(timeout, |conn| !conn.is_usable())
+            + self.idle.evict(timeout, |conn| conn.sender.is_closed())
+            + self.h2.evict_idle(timeout)
     }
 
     /// Connections idle in the pool now.
@@ -273,11 +243,7 @@ impl Endpoint {
 
     fn give_back(&self, conn: H1Conn) {
         if !conn.sender.is_closed() {
-            // A full pool drops the connection: enough are idle already.
-            let _ = self.idle.push(Idle {
-                conn,
-                since: Instant::now(),
-            });
+            self.idle.give_back(conn, &self.metrics);
         }
     }
 }
@@ -315,7 +281,7 @@ impl Lease {
                     Ok(Err(Failed::Error(err))) if h2pool::refused(&err) => {
                         // The server did not process it (RFC 9113 §8.7): it may go again on
                         // another stream, whatever its method, if its body was kept.
-                        self.release.endpoint.h2.metrics().refused.inc();
+                        self.release.endpoint.metrics.refused.inc();
                         let failed = match resend.again() {
                             Some(req) => SendError::NotSent(Box::new(req)),
                             None => SendError::Failed(UpstreamError::Reset),

@@ -5,6 +5,7 @@ mod body;
 mod connect;
 mod endpoint;
 mod h2pool;
+mod idle;
 mod raw;
 mod received;
 pub(crate) mod tls;
@@ -32,6 +33,8 @@ pub struct EndpointKey {
     pub connect_timeout: Duration,
     pub response_timeout: Duration,
     pub idle_timeout: Duration,
+    /// HTTP/1 connections kept idle at most.
+    pub max_idle: usize,
     /// The HTTP/2 pool's settings (HTTP/2 endpoints only).
     pub http2: Option<Http2PoolSpec>,
 }
@@ -66,6 +69,7 @@ impl Upstreams {
             connect_timeout: spec.connect_timeout,
             response_timeout: spec.response_timeout,
             idle_timeout: spec.pool_idle_timeout,
+            max_idle: spec.pool_max_idle,
             http2: (spec.protocol == UpstreamProtocol::Http2).then(|| spec.http2.clone()),
         };
         let mut pools = self.pools.lock().unwrap_or_else(|p| p.into_inner());

@@ -16,6 +16,7 @@ pub struct UpstreamDefaults {
     connect_timeout: Duration,
     response_timeout: Duration,
     pool_idle_timeout: Duration,
+    pool_max_idle: usize,
 }
 
 impl UpstreamDefaults {
@@ -32,6 +33,7 @@ impl UpstreamDefaults {
             pool_idle_timeout: check
                 .duration(&format!("{path}.pool_idle_timeout"), raw.pool_idle_timeout)
                 .unwrap_or(builtin.pool_idle_timeout),
+            pool_max_idle: raw.pool_max_idle.unwrap_or(builtin.pool_max_idle),
         }
     }
 }
@@ -84,6 +86,8 @@ pub fn backend(
         pool_idle_timeout: check
             .duration(&format!("{path}.pool_idle_timeout"), raw.pool_idle_timeout)
             .unwrap_or(defaults.pool_idle_timeout),
+        // 0 is allowed: no HTTP/1 connection is kept, each request opens its own.
+        pool_max_idle: raw.pool_max_idle.unwrap_or(defaults.pool_max_idle),
         http2: match &raw.http2 {
             None => Http2PoolSpec::default(),
             Some(pool) => {

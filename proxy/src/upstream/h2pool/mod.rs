@@ -146,10 +146,6 @@ impl H2Pool {
         &self.spec
     }
 
-    pub fn metrics(&self) -> &PoolMetrics {
-        &self.metrics
-    }
-
     /// A stream for one request, waiting until `deadline` at most when every connection is
     /// full. `open` makes a new connection. Errors: `open`'s, or `StreamLimit` when the queue
     /// is full or the deadline passed.
