@@ -275,3 +275,52 @@ async fn pool_max_idle_closes_what_a_burst_leaves_beyond_it() {
         assert_eq!(full, 100.0, "{clients:?}");
     }
 }
+
+/// "Max open files  SOFT  HARD  files" from /proc/PID/limits.
+fn open_file_limits(pid: u32) -> (String, String) {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max open files"))
+        .unwrap_or_else(|| panic!("no open-file line in {limits}"));
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    (fields[3].to_string(), fields[4].to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_low_soft_open_file_limit_is_raised_to_the_hard_one_for_max_connections() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let yaml = |max: usize| {
+        format!(
+            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+             limits: {{max_connections: {max}}}\nroutes:\n- name: web\n  stable: {{addresses: [\"{}\"]}}\n",
+            up.addr
+        )
+    };
+    let (_, hard) = open_file_limits(std::process::id());
+    let hard_n: u64 = hard.parse().unwrap_or(u64::MAX); // "unlimited"
+    assert!(
+        hard_n > 512,
+        "this machine's hard limit ({hard}) leaves nothing to raise"
+    );
+
+    // 10,000 clients need about 20,256 descriptors: the soft 256 goes up to the hard limit.
+    let weir = Weir::start_with_open_files(&yaml(10_000), 256);
+    let (soft, now_hard) = open_file_limits(weir.pid());
+    assert_eq!(
+        (soft.as_str(), now_hard.as_str()),
+        (hard.as_str(), hard.as_str())
+    );
+    let log = weir.log();
+    assert!(log.contains("open-file limit raised from 256"), "{log}");
+    if hard_n < 20_256 {
+        assert!(log.contains("needs about 20256"), "{log}");
+    }
+    assert_eq!(H1::connect(weir.addr).await.get("/", &[]).await.status, 200);
+    drop(weir);
+
+    // 100 clients need 456: a soft limit of 512 is left alone.
+    let weir = Weir::start_with_open_files(&yaml(100), 512);
+    assert_eq!(open_file_limits(weir.pid()).0, "512");
+    assert!(!weir.log().contains("open-file limit"), "{}", weir.log());
+}

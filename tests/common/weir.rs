@@ -42,9 +42,41 @@ impl Weir {
         extra_args: &[&str],
         env: &[(&str, &str)],
     ) -> Weir {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
-            .args(extra_args)
-            .envs(env.iter().copied())
+        let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+        command.args(extra_args).envs(env.iter().copied());
+        Self::spawn(command, dir, config)
+    }
+
+    /// As `start`, with the process's soft open-file limit set to `soft` before it runs.
+    pub fn start_with_open_files(yaml: &str, soft: u64) -> Weir {
+        use std::os::unix::process::CommandExt;
+        let dir = temp_dir("weir");
+        let config = dir.join("weir.yaml");
+        std::fs::write(&config, yaml).unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_weir"));
+        // SAFETY: getrlimit/setrlimit are async-signal-safe and touch only this struct;
+        // nothing else runs between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                let mut limit = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                limit.rlim_cur = soft.min(limit.rlim_max);
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        Self::spawn(command, dir, config)
+    }
+
+    fn spawn(mut command: Command, dir: PathBuf, config: PathBuf) -> Weir {
+        let mut child = command
             .arg("run")
             .arg("--config")
             .arg(&config)
