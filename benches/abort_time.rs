@@ -20,11 +20,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Semaphore;
 use weir_control::analysis::ProviderContext;
 use weir_control::rollout::{Plan, RolloutSettings};
 use weir_proxy::listen::spec::LimitsSpec;
-use weir_proxy::listen::{bind, serve, Shutdown};
+use weir_proxy::listen::{bind, serve, ConnectionLimit, Shutdown};
 use weir_proxy::stats::Role;
 use weir_proxy::table::spec::{BackendSpec, RouteSpec, TableSpec};
 use weir_proxy::DataPlane;
@@ -146,7 +145,7 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>, every: u64) -> Option
         None,
         plane.proxy.clone(),
         LimitsSpec::default(),
-        Arc::new(Semaphore::new(1000)),
+        ConnectionLimit::new(1000),
         shutdown.clone(),
     ));
     if let Some(admin) = admin {

@@ -5,6 +5,7 @@ mod check;
 mod demo;
 mod inject;
 mod lint;
+mod memory;
 mod open_files;
 mod remote;
 mod rollout_api;

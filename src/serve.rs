@@ -7,14 +7,14 @@ use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use tokio::signal::unix::{signal, SignalKind};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use weir_control::config::{Config, ConfigErrors};
 use weir_control::owner::TableOwner;
 use weir_control::rollout::RolloutHandle;
 use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
 use weir_proxy::listen::spec::ListenerSpec;
-use weir_proxy::listen::{bind, serve, server_config, ReloadableTls, Shutdown};
+use weir_proxy::listen::{bind, serve, server_config, ConnectionLimit, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
 
 use crate::rollout_api::token_for;
@@ -97,7 +97,8 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let extension = Some(extension);
 
     let (stop, shutdown) = Shutdown::new();
-    let connections = Arc::new(Semaphore::new(config.limits.max_connections));
+    let connections = ConnectionLimit::new(config.limits.max_connections);
+    tokio::spawn(crate::memory::trim_after_closes(connections.clone()));
     let mut tasks = Vec::new();
     let mut bound = Vec::new();
     let mut tls_handles = Vec::new();

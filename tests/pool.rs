@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 use common::backend::{self, Behaviour};
 use common::client::{raw, H1};
 use common::weir::{sample, Weir};
-use tokio::sync::Semaphore;
 use weir_proxy::listen::spec::LimitsSpec;
-use weir_proxy::listen::{bind, serve, Shutdown};
+use weir_proxy::listen::{bind, serve, ConnectionLimit, Shutdown};
 use weir_proxy::table::spec::{BackendSpec, RouteSpec, TableSpec};
 use weir_proxy::DataPlane;
 
@@ -34,7 +33,7 @@ async fn upstream_connections_are_reused_then_evicted_when_idle() {
         None,
         plane.proxy.clone(),
         LimitsSpec::default(),
-        Arc::new(Semaphore::new(10)),
+        ConnectionLimit::new(10),
         shutdown,
     ));
 
@@ -205,7 +204,7 @@ async fn two_waves(clients: Clients, pool_max_idle: Option<usize>, n: usize) -> 
         None,
         plane.proxy.clone(),
         LimitsSpec::default(),
-        Arc::new(Semaphore::new(1000)),
+        ConnectionLimit::new(1000),
         shutdown,
     ));
     let table = plane.table.load();
@@ -323,4 +322,70 @@ async fn a_low_soft_open_file_limit_is_raised_to_the_hard_one_for_max_connection
     let weir = Weir::start_with_open_files(&yaml(100), 512);
     assert_eq!(open_file_limits(weir.pid()).0, "512");
     assert!(!weir.log().contains("open-file limit"), "{}", weir.log());
+}
+
+/// weir's anonymous memory (heap, stacks), in KiB: what its allocator holds, without the
+/// binary's file-backed pages.
+fn anonymous_kib(pid: u32) -> u64 {
+    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap();
+    rollup
+        .lines()
+        .find_map(|l| l.strip_prefix("Anonymous:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no Anonymous line in {rollup}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn memory_held_for_many_clients_is_given_back_after_they_leave() {
+    const CLIENTS: usize = 2_000;
+    common::allow_open_files(CLIENTS as u64 + 512);
+    let up = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+         routes:\n- name: web\n  stable: {{addresses: [\"{}\"]}}\n",
+        up.addr
+    ));
+    let mut warm = H1::connect(weir.addr).await;
+    assert_eq!(warm.get("/", &[]).await.status, 200);
+    let before = anonymous_kib(weir.pid());
+
+    // Clients that each make a request and stay open, 100 at a time.
+    let mut clients = Vec::with_capacity(CLIENTS);
+    for _ in 0..CLIENTS / 100 {
+        let mut batch = tokio::task::JoinSet::new();
+        for _ in 0..100 {
+            let addr = weir.addr;
+            batch.spawn(async move {
+                let mut client = H1::connect(addr).await;
+                assert_eq!(client.get("/", &[]).await.status, 200);
+                client
+            });
+        }
+        clients.extend(batch.join_all().await);
+    }
+    let with_clients = anonymous_kib(weir.pid());
+    let grew = with_clients.saturating_sub(before);
+    assert!(
+        grew > 2_000,
+        "{CLIENTS} open clients grew weir's heap by only {grew} KiB"
+    );
+
+    drop(clients);
+    // Checked every second once 1,000 have closed: allow a few.
+    let deadline = Instant::now() + Duration::from_secs(8);
+    let mut after = anonymous_kib(weir.pid());
+    while after > before + grew / 4 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        after = anonymous_kib(weir.pid());
+    }
+    assert!(
+        after <= before + grew / 4,
+        "anonymous memory: {before} KiB at start, {with_clients} KiB with {CLIENTS} clients, \
+         {after} KiB after they left; {} descriptors open; log:\n{}",
+        std::fs::read_dir(format!("/proc/{}/fd", weir.pid()))
+            .unwrap()
+            .count(),
+        weir.log()
+    );
+    assert_eq!(warm.get("/", &[]).await.status, 200, "serving on");
 }

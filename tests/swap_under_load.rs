@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 
 use common::backend::{self, Behaviour};
 use common::client::H1;
-use tokio::sync::Semaphore;
 use weir_proxy::listen::spec::LimitsSpec;
-use weir_proxy::listen::{bind, serve, Shutdown};
+use weir_proxy::listen::{bind, serve, ConnectionLimit, Shutdown};
 use weir_proxy::table::spec::{BackendSpec, RouteSpec, TableSpec};
 use weir_proxy::DataPlane;
 
@@ -44,7 +43,7 @@ async fn twenty_thousand_requests_through_a_thousand_swaps() {
         None,
         plane.proxy.clone(),
         LimitsSpec::default(),
-        Arc::new(Semaphore::new(1000)),
+        ConnectionLimit::new(1000),
         shutdown,
     ));
 

@@ -4,9 +4,11 @@
 mod drain;
 mod h2conn;
 mod h2stream;
+mod limit;
 mod server;
 pub mod spec;
 mod tls;
 
+pub use limit::ConnectionLimit;
 pub use server::{bind, serve, Shutdown};
 pub use tls::{server_config, ReloadableTls};

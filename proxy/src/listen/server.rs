@@ -16,11 +16,12 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 use super::drain::{Drain, Graceful, Member};
 use super::h2conn::{H2Connection, H2Settings};
 use super::h2stream;
+use super::limit::ConnectionLimit;
 use super::spec::{Http1Engine, LimitsSpec};
 use super::tls::ReloadableTls;
 use crate::deadline::{Deadline, DeadlineIo};
@@ -53,7 +54,7 @@ pub async fn serve(
     tls: Option<Arc<ReloadableTls>>,
     proxy: Arc<Proxy>,
     limits: LimitsSpec,
-    connections: Arc<Semaphore>,
+    connections: Arc<ConnectionLimit>,
     mut shutdown: Shutdown,
 ) {
     let builders = Arc::new(Builders::new(&limits));
@@ -61,7 +62,7 @@ pub async fn serve(
     loop {
         // Wait for room before accepting: excess clients queue in the kernel's backlog.
         let permit = tokio::select! {
-            p = connections.clone().acquire_owned() => match p { Ok(p) => p, Err(_) => break },
+            p = connections.acquire() => match p { Some(p) => p, None => break },
             _ = shutdown.wait() => break,
         };
         let (tcp, peer) = tokio::select! {
