@@ -97,7 +97,10 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let extension = Some(extension);
 
     let (stop, shutdown) = Shutdown::new();
-    let connections = ConnectionLimit::new(config.limits.max_connections);
+    let connections = ConnectionLimit::counted(
+        config.limits.max_connections,
+        plane.metrics.client_connections(),
+    );
     tokio::spawn(crate::memory::trim_after_closes(connections.clone()));
     let mut tasks = Vec::new();
     let mut bound = Vec::new();

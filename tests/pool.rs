@@ -373,6 +373,12 @@ async fn memory_held_for_many_clients_is_given_back_after_they_leave() {
         clients.extend(batch.join_all().await);
     }
     let with_clients = anonymous_kib(weir.pid());
+    let open = |text: String| sample(&text, "weir_client_connections", &[]);
+    assert_eq!(
+        open(weir.metrics().await),
+        (CLIENTS + 1) as f64,
+        "the gauge counts them"
+    );
     let grew = with_clients.saturating_sub(before);
     assert!(
         grew > 2_000,
@@ -397,4 +403,9 @@ async fn memory_held_for_many_clients_is_given_back_after_they_leave() {
         weir.log()
     );
     assert_eq!(warm.get("/", &[]).await.status, 200, "serving on");
+    assert_eq!(
+        open(weir.metrics().await),
+        1.0,
+        "only the warm client is left"
+    );
 }

@@ -3,6 +3,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 pub struct ConnectionLimit {
@@ -10,23 +11,51 @@ pub struct ConnectionLimit {
     max: usize,
     /// The most open at once since `take_peak` last read it.
     peak: AtomicUsize,
+    /// Connections accepted and not yet closed, for the metrics.
+    gauge: Gauge,
+}
+
+/// Room for one connection, taken before it is accepted.
+pub struct Room {
+    _permit: OwnedSemaphorePermit,
+}
+
+/// An accepted connection's place: counted open until dropped.
+pub struct Admitted {
+    _room: Room,
+    gauge: Gauge,
 }
 
 impl ConnectionLimit {
     pub fn new(max: usize) -> Arc<Self> {
+        Self::counted(max, Gauge::default())
+    }
+
+    /// As `new`, the open connections counted in `gauge`.
+    pub fn counted(max: usize, gauge: Gauge) -> Arc<Self> {
         Arc::new(ConnectionLimit {
             permits: Arc::new(Semaphore::new(max)),
             max,
             peak: AtomicUsize::new(0),
+            gauge,
         })
     }
 
-    /// Room for one more connection, held until the permit drops; waits while `max` are
-    /// open. None once the limit is closed.
-    pub async fn acquire(&self) -> Option<OwnedSemaphorePermit> {
+    /// Room for one more connection; waits while `max` are open. None once the limit is
+    /// closed.
+    pub async fn room(&self) -> Option<Room> {
         let permit = self.permits.clone().acquire_owned().await.ok()?;
         self.peak.fetch_max(self.open(), Ordering::Relaxed);
-        Some(permit)
+        Some(Room { _permit: permit })
+    }
+
+    /// A connection accepted into `room`.
+    pub fn admit(&self, room: Room) -> Admitted {
+        self.gauge.inc();
+        Admitted {
+            _room: room,
+            gauge: self.gauge.clone(),
+        }
     }
 
     /// Connections open now (and an accept waiting for its client, if any).
@@ -42,6 +71,12 @@ impl ConnectionLimit {
     }
 }
 
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        self.gauge.dec();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,7 +84,7 @@ mod tests {
     #[tokio::test]
     async fn the_peak_is_kept_until_read_even_when_every_connection_closed() {
         let limit = ConnectionLimit::new(10);
-        let held: Vec<_> = futures_util::future::join_all((0..3).map(|_| limit.acquire()))
+        let held: Vec<_> = futures_util::future::join_all((0..3).map(|_| limit.room()))
             .await
             .into_iter()
             .map(Option::unwrap)
@@ -59,7 +94,26 @@ mod tests {
         assert_eq!(limit.open(), 0);
         assert_eq!(limit.take_peak(), 3, "the burst seen although it is over");
         assert_eq!(limit.take_peak(), 0, "counted again from now");
-        let _one = limit.acquire().await.unwrap();
+        let _one = limit.room().await.unwrap();
         assert_eq!(limit.take_peak(), 1);
+    }
+
+    #[tokio::test]
+    async fn only_admitted_connections_are_counted_open_in_the_gauge() {
+        let gauge = Gauge::default();
+        let limit = ConnectionLimit::counted(10, gauge.clone());
+        let waiting = limit.room().await.unwrap();
+        assert_eq!(
+            gauge.get(),
+            0,
+            "room taken before accept is not a connection"
+        );
+        let first = limit.admit(waiting);
+        let second = limit.admit(limit.room().await.unwrap());
+        assert_eq!(gauge.get(), 2);
+        drop(first);
+        assert_eq!(gauge.get(), 1);
+        drop(second);
+        assert_eq!(gauge.get(), 0);
     }
 }

@@ -61,8 +61,8 @@ pub async fn serve(
     let drain = Drain::default();
     loop {
         // Wait for room before accepting: excess clients queue in the kernel's backlog.
-        let permit = tokio::select! {
-            p = connections.acquire() => match p { Some(p) => p, None => break },
+        let room = tokio::select! {
+            r = connections.room() => match r { Some(r) => r, None => break },
             _ = shutdown.wait() => break,
         };
         let (tcp, peer) = tokio::select! {
@@ -77,6 +77,7 @@ pub async fn serve(
             },
             _ = shutdown.wait() => break,
         };
+        let admitted = connections.admit(room);
         let _ = tcp.set_nodelay(true);
         let conn = Conn {
             builders: builders.clone(),
@@ -88,7 +89,7 @@ pub async fn serve(
         let tls = tls.clone();
         let handshake_timeout = limits.header_read_timeout;
         tokio::spawn(async move {
-            let _permit = permit;
+            let _admitted = admitted;
             match tls {
                 None => match sniff(&tcp, handshake_timeout).await {
                     Some(protocol) => conn.serve(tcp, protocol, false).await,

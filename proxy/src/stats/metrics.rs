@@ -40,6 +40,7 @@ pub struct Metrics {
     table_generation: Gauge,
     config_reloads: Family<ResultLabels, Counter>,
     pool: PoolFamilies,
+    client_connections: Gauge,
     /// Handles already resolved, by route and side: a reload (up to 100 a second in the swap
     /// storm) reuses them instead of resolving a route×backend's 500 status slots again.
     backends: std::sync::Mutex<HashMap<(String, String), BackendMetrics>>,
@@ -113,9 +114,18 @@ impl Metrics {
                 .inc_by(0);
         }
 
+        let client_connections = Gauge::default();
+        registry.register(
+            "client_connections",
+            "Client connections open over all listeners (limits.max_connections caps them; \
+             at the cap, new clients wait in the kernel's accept queue)",
+            client_connections.clone(),
+        );
+
         let pool = PoolFamilies::register(&mut registry);
         Metrics {
             pool,
+            client_connections,
             registry: std::sync::Mutex::new(registry),
             requests,
             duration,
@@ -128,6 +138,11 @@ impl Metrics {
             config_reloads,
             backends: std::sync::Mutex::default(),
         }
+    }
+
+    /// The count of open client connections, kept by the listeners.
+    pub fn client_connections(&self) -> Gauge {
+        self.client_connections.clone()
     }
 
     /// The handles of one upstream address's connection pools.
