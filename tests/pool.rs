@@ -8,9 +8,8 @@ use std::time::{Duration, Instant};
 
 use common::backend::{self, Behaviour};
 use common::client::{raw, H1};
+use common::listener::listen;
 use common::weir::{sample, Weir};
-use weir_proxy::listen::spec::LimitsSpec;
-use weir_proxy::listen::{bind, serve, ConnectionLimit, Shutdown};
 use weir_proxy::table::spec::{BackendSpec, RouteSpec, TableSpec};
 use weir_proxy::DataPlane;
 
@@ -25,17 +24,8 @@ async fn upstream_connections_are_reused_then_evicted_when_idle() {
             routes: vec![RouteSpec::new("web", backend)],
         })
         .unwrap();
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, shutdown) = Shutdown::new();
-    let server = tokio::spawn(serve(
-        listener,
-        None,
-        plane.proxy.clone(),
-        LimitsSpec::default(),
-        ConnectionLimit::new(10),
-        shutdown,
-    ));
+    let listening = listen(&plane, 10).await;
+    let addr = listening.addr;
 
     let mut c = H1::connect(addr).await;
     for _ in 0..100 {
@@ -71,8 +61,7 @@ async fn upstream_connections_are_reused_then_evicted_when_idle() {
         "the next request opened a new connection"
     );
 
-    let _ = stop.send(true);
-    server.await.unwrap();
+    listening.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -196,17 +185,8 @@ async fn two_waves(clients: Clients, pool_max_idle: Option<usize>, n: usize) -> 
             routes: vec![RouteSpec::new("web", backend)],
         })
         .unwrap();
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, shutdown) = Shutdown::new();
-    let server = tokio::spawn(serve(
-        listener,
-        None,
-        plane.proxy.clone(),
-        LimitsSpec::default(),
-        ConnectionLimit::new(1000),
-        shutdown,
-    ));
+    let listening = listen(&plane, 1000).await;
+    let addr = listening.addr;
     let table = plane.table.load();
     let endpoint = table.route("web").unwrap().backend(0).endpoints()[0].clone();
 
@@ -236,8 +216,7 @@ async fn two_waves(clients: Clients, pool_max_idle: Option<usize>, n: usize) -> 
     let labels = [("upstream", upstream.as_str())];
     let opened = sample(&text, "weir_upstream_connections_opened_total", &labels);
     let full = sample(&text, "weir_upstream_idle_pool_full_total", &labels);
-    let _ = stop.send(true);
-    server.await.unwrap();
+    listening.stop().await;
     (opened_again, opened, full)
 }
 

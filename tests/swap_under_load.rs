@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 
 use common::backend::{self, Behaviour};
 use common::client::H1;
-use weir_proxy::listen::spec::LimitsSpec;
-use weir_proxy::listen::{bind, serve, ConnectionLimit, Shutdown};
+use common::listener::listen;
 use weir_proxy::table::spec::{BackendSpec, RouteSpec, TableSpec};
 use weir_proxy::DataPlane;
 
@@ -35,17 +34,8 @@ async fn twenty_thousand_requests_through_a_thousand_swaps() {
     let (s, c) = (stable.addr.to_string(), canary.addr.to_string());
     let plane = DataPlane::new();
     plane.apply(&table(&s, &c, 2000, false)).unwrap();
-    let listener = bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, shutdown) = Shutdown::new();
-    let server = tokio::spawn(serve(
-        listener,
-        None,
-        plane.proxy.clone(),
-        LimitsSpec::default(),
-        ConnectionLimit::new(1000),
-        shutdown,
-    ));
+    let listening = listen(&plane, 1000).await;
+    let addr = listening.addr;
 
     let done = Arc::new(AtomicBool::new(false));
     let swaps = Arc::new(AtomicU64::new(0));
@@ -101,6 +91,5 @@ async fn twenty_thousand_requests_through_a_thousand_swaps() {
         "every request reached exactly one upstream"
     );
     assert!(plane.table.load().generation() > 1_000);
-    let _ = stop.send(true);
-    server.await.unwrap();
+    listening.stop().await;
 }

@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod client;
 pub mod h2_upstream;
+pub mod listener;
 pub mod load;
 pub mod tls;
 pub mod webdriver;
