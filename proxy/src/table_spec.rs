@@ -229,9 +229,10 @@ impl HeaderEdits {
 
 /// Why this many: a pool smaller than the requests in flight to an address closes what it
 /// cannot keep and opens it again moments later. h2load's `-c 64 -m 10` (640 requests in
-/// flight) through a pool of 256 opened a new upstream connection for 13 % of requests and
-/// halved the rate. 1,024 covers the concurrency of a busy sidecar or edge; an idle
-/// connection costs a socket and a few KiB, and `pool_idle_timeout` closes what a burst left.
+/// flight) to one address through a pool of 256 opened a new upstream connection for 13-16 %
+/// of requests; without that, 1.13-1.56x the requests a second (benches/README.md, session
+/// 12). 1,024 covers the concurrency of a busy sidecar or edge; an idle connection costs a
+/// socket and a few KiB, and `pool_idle_timeout` closes those no request took for that long.
 pub const DEFAULT_POOL_MAX_IDLE: usize = 1024;
 
 #[derive(Clone, Debug, PartialEq)]
