@@ -619,6 +619,21 @@ async fn kube_traffic_split_v1alpha3_integers() {
     assert_eq!(t.cluster.lists("trafficsplits"), 1);
 }
 
+/// The next watch event that is not a BOOKMARK: a server may send those at any time (kube
+/// asks for them by default), and a client passes over them.
+async fn next_but_bookmarks<S, T>(stream: &mut S) -> Option<S::Item>
+where
+    S: futures_util::Stream<Item = Result<kube::api::WatchEvent<T>, kube::Error>> + Unpin,
+{
+    use futures_util::StreamExt;
+    loop {
+        match stream.next().await {
+            Some(Ok(kube::api::WatchEvent::Bookmark(_))) => continue,
+            other => return other,
+        }
+    }
+}
+
 /// The fake itself: a watch from a compacted resourceVersion gets the real server's 410, and a
 /// label-selected watch sees an object that stops matching as DELETED.
 #[tokio::test]
@@ -650,7 +665,7 @@ async fn kube_fake_apiserver_speaks_the_protocol() {
     let wp = WatchParams::default().labels("kubernetes.io/service-name=canary-demo-stable");
     let mut stream = api.watch(&wp, &rv).await.unwrap().boxed();
     c.apply(slice("stable-a", "moved-away", &[("10.0.0.1", true)]));
-    match tokio::time::timeout(Duration::from_secs(2), stream.next()).await {
+    match tokio::time::timeout(Duration::from_secs(2), next_but_bookmarks(&mut stream)).await {
         Ok(Some(Ok(WatchEvent::Deleted(o)))) => {
             assert_eq!(o.metadata.name.as_deref(), Some("stable-a"))
         }
@@ -663,7 +678,7 @@ async fn kube_fake_apiserver_speaks_the_protocol() {
         .await
         .unwrap()
         .boxed();
-    match tokio::time::timeout(Duration::from_secs(2), stream.next()).await {
+    match tokio::time::timeout(Duration::from_secs(2), next_but_bookmarks(&mut stream)).await {
         Ok(Some(Ok(WatchEvent::Error(status)))) => {
             assert_eq!((status.code, status.reason.as_str()), (410, "Expired"))
         }

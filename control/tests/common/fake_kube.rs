@@ -570,7 +570,10 @@ async fn handle(
         let deadline = tokio::time::Instant::now() + timeout;
         let mut changed = cluster.changed.subscribe();
         let mut sent_rv = from;
-        let mut bookmark_tick = tokio::time::interval(Duration::from_millis(500));
+        // The first BOOKMARK after a period, as a real server's, not the moment the watch opens.
+        let period = Duration::from_millis(500);
+        let mut bookmark_tick =
+            tokio::time::interval_at(tokio::time::Instant::now() + period, period);
         loop {
             // Everything new since `sent_rv`, in order.
             let (events, rv, expired) = {
