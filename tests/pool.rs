@@ -196,13 +196,16 @@ async fn two_waves(clients: Clients, pool_max_idle: Option<usize>, n: usize) -> 
         n as u64,
         "{clients:?}: one each"
     );
-    // Each connection goes back to the pool as its exchange ends, which may be an instant
-    // after the client read its answer: wait for them (bounded).
+    // Each connection goes back to the pool (or is closed) as its exchange ends, which may be
+    // an instant after the client read its answer: wait until none is outstanding (bounded).
+    let settled = || async {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while endpoint.outstanding() > 0 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    settled().await;
     let kept = pool_max_idle.unwrap_or(n).min(n);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while endpoint.idle_count() < kept && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
     assert_eq!(
         endpoint.idle_count(),
         kept,
@@ -210,6 +213,7 @@ async fn two_waves(clients: Clients, pool_max_idle: Option<usize>, n: usize) -> 
     );
 
     wave(addr, clients, n).await;
+    settled().await;
     let opened_again = up.conns.load(Ordering::SeqCst) - n as u64;
     let text = plane.metrics.encode(weir_proxy::stats::Format::Classic);
     let upstream = up.addr.to_string();
