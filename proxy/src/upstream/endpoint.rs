@@ -157,7 +157,7 @@ impl Endpoint {
 
     async fn open_raw(&self) -> Result<RawConn, UpstreamError> {
         let opening = Box::pin(connect::open_raw(&self.key.address, self.tls.as_ref()));
-        self.opened(tokio::time::timeout(self.key.connect_timeout, opening).await)
+        self.opened(opening).await
     }
 
     fn pooled_raw(&self) -> Option<RawConn> {
@@ -199,14 +199,15 @@ impl Endpoint {
             self.tls.as_ref(),
             upgrades,
         ));
-        self.opened(tokio::time::timeout(self.key.connect_timeout, opening).await)
+        self.opened(opening).await
     }
 
-    /// A connection attempt's result, counted when it opened.
-    fn opened<C>(
+    /// A connection attempt within the connect timeout, counted when it opened.
+    async fn opened<C>(
         &self,
-        attempt: Result<Result<C, UpstreamError>, tokio::time::error::Elapsed>,
+        opening: impl std::future::Future<Output = Result<C, UpstreamError>>,
     ) -> Result<C, UpstreamError> {
+        let attempt = tokio::time::timeout(self.key.connect_timeout, opening).await;
         let conn = attempt.map_err(|_| UpstreamError::Timeout)??;
         self.metrics.opened.inc();
         Ok(conn)
@@ -223,7 +224,7 @@ impl Endpoint {
             signals.clone(),
             in_flight.clone(),
         ));
-        let sender = self.opened(tokio::time::timeout(self.key.connect_timeout, opening).await)?;
+        let sender = self.opened(opening).await?;
         Ok(H2Conn::new(sender, signals, in_flight, metrics))
     }
 
