@@ -4,9 +4,11 @@
 
 pub mod admin;
 mod authority;
+mod buffer;
 mod deadline;
 pub mod field;
 pub mod forward;
+mod framing;
 mod graceful;
 pub mod h1;
 mod h2flow;

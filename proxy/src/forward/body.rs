@@ -56,10 +56,11 @@ pub struct UpstreamBody {
 }
 
 impl UpstreamBody {
-    pub fn new(body: Received, release: Release, grpc: Option<PendingGrpc>) -> Self {
+    /// `release`: hyper's connection to give back (a pooled HTTP/1 body gives back its own).
+    pub fn new(body: Received, release: Option<Release>, grpc: Option<PendingGrpc>) -> Self {
         let mut this = UpstreamBody {
             body,
-            release: Some(release),
+            release,
             grpc,
         };
         if this.body.is_end_stream() {

@@ -22,9 +22,10 @@ use http_body::Body as _;
 use body::{PendingGrpc, RequestBody, ResponseBody, UpstreamBody};
 pub use local::local_response;
 
+use crate::h1;
 use crate::pipeline::{self, ClientInfo, Exchange, Proxy, Transport, Undelivered};
 use crate::stats::{grpc_status_is_fault, UpstreamError};
-use crate::upstream::{Endpoint, Lease, Received, Release, SendError};
+use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError};
 
 static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
@@ -137,33 +138,57 @@ struct Again {
     headers: http::HeaderMap,
 }
 
+/// A connection taken for the request: hyper's client for HTTP/2 upstreams and upgrades, the
+/// byte engine's pool for every other HTTP/1 request (`crate::h1::client`).
+enum Taken {
+    Hyper(Lease),
+    Pooled(RawConn, RawLease),
+}
+
 impl Transport for HyperLeg {
-    type Conn = Lease;
-    type Answer = (Response<Received>, Release);
+    type Conn = Taken;
+    type Answer = (Response<Received>, Option<Release>);
 
     async fn connect(
         &mut self,
         endpoint: &Arc<Endpoint>,
         fresh: bool,
-    ) -> Result<Lease, UpstreamError> {
+    ) -> Result<Taken, UpstreamError> {
         if self.upgrade {
-            endpoint.checkout_for_upgrade().await
+            endpoint.checkout_for_upgrade().await.map(Taken::Hyper)
+        } else if !endpoint.is_http2() {
+            let (conn, lease) = endpoint.checkout_raw(fresh).await?;
+            Ok(Taken::Pooled(conn, lease))
         } else {
             let wait_until = self
                 .wait_until
                 .unwrap_or_else(|| Instant::now() + endpoint.response_timeout());
-            endpoint.checkout(fresh, wait_until).await
+            endpoint.checkout(fresh, wait_until).await.map(Taken::Hyper)
         }
     }
 
-    async fn send(&mut self, lease: Lease, started: Instant) -> Result<Self::Answer, Undelivered> {
+    async fn send(&mut self, taken: Taken, started: Instant) -> Result<Self::Answer, Undelivered> {
         let Some(req) = self.req.take() else {
             // Sent already, and its body is gone with it: nothing to send again.
             return Err(Undelivered::Failed(UpstreamError::Reset));
         };
+        let lease = match taken {
+            Taken::Hyper(lease) => lease,
+            Taken::Pooled(conn, raw) => {
+                let req = shape_for_upstream(req, raw.endpoint(), self.wants_trailers);
+                return match h1::client::send(conn, raw, req, started).await {
+                    Ok(resp) => Ok((resp, None)),
+                    Err((why, back)) => {
+                        // Bodiless and idempotent: it may go again as it is.
+                        self.req = back;
+                        Err(why)
+                    }
+                };
+            }
+        };
         let req = shape_for_upstream(req, lease.endpoint(), self.wants_trailers);
         match lease.send(req, started).await {
-            Ok(answer) => Ok(answer),
+            Ok((resp, release)) => Ok((resp, Some(release))),
             Err((SendError::NotSent(back), _release)) => {
                 // hyper never wrote it: it may go again as it is, whatever its method.
                 self.req = Some(*back);
@@ -284,7 +309,7 @@ fn path_of(uri: &Uri) -> PathAndQuery {
 /// trailers, where grpc-status travels.
 fn respond(
     resp: Response<Received>,
-    release: Release,
+    release: Option<Release>,
     exchange: &Exchange<'_>,
 ) -> Response<ResponseBody> {
     let (mut parts, incoming) = resp.into_parts();

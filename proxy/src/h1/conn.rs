@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
-use super::buffer::{self, read_more};
 use super::exchange::{exchange, refuse, After, ClientSide};
 use super::gate::Gate;
 use super::head::{HeadFields, Parsed};
 use super::strict::Refusal;
+use crate::buffer::{self, read_more};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::graceful::Graceful;
 use crate::pipeline::{self, ClientInfo, Exchange, Proxy};

@@ -11,18 +11,15 @@ use bytes::{Buf, BytesMut};
 use http::StatusCode;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
-use super::buffer::{self, read_more, BodyReads};
 use super::encode;
-use super::framing::BodyCursor;
-use super::head::{Framing, ParsedResponse, RequestHead, ResponseHead};
+use super::head::{Framing, ParsedResponse, RequestHead, ResponseHead, MAX_RESPONSE_HEAD};
 use super::strict::Refusal;
+use crate::buffer::{self, read_more, BodyReads};
 use crate::deadline::DeadlineIo;
+use crate::framing::BodyCursor;
 use crate::pipeline::{self, ClientInfo, Exchange, Failure, Transport, Undelivered};
 use crate::stats::UpstreamError;
 use crate::upstream::{Endpoint, RawConn, RawLease};
-
-/// Largest upstream response head accepted; past it the response is malformed.
-const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 
 /// A client connection's bytes and the scratch space its exchanges reuse.
 pub struct ClientSide<I> {

@@ -21,9 +21,9 @@ use bytes::{Buf, Bytes, BytesMut};
 use http::{HeaderMap, HeaderName};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use super::framing::BodyCursor;
 use super::head::{Parsed, RequestHead};
 use super::strict::Refusal;
+use crate::framing::BodyCursor;
 
 /// The header of the sentinel request.
 pub static REFUSED: HeaderName = HeaderName::from_static("x-weir-refused");

@@ -6,10 +6,10 @@ use std::ops::Range;
 
 use http::header::HeaderName;
 
-pub use super::framing::Framing;
 use super::strict::{self, parse_length, Refusal, TargetForm};
 pub use crate::field::Field;
 use crate::field::{is_fixed_token, is_real_upgrade, tokens, Kind};
+pub use crate::framing::Framing;
 use crate::table::Fields;
 
 /// Most fields a head may carry here; a larger head goes to hyper, which answers it.
@@ -225,6 +225,9 @@ impl Fields for HeadFields<'_> {
         })
     }
 }
+
+/// Largest upstream response head accepted; past it the response is malformed.
+pub const MAX_RESPONSE_HEAD: usize = 64 * 1024;
 
 /// An upstream's response head.
 #[derive(Debug, Default)]

@@ -15,14 +15,13 @@
 //! bytes already read put back in front, behind the `gate` that holds hyper's heads to the same
 //! rules.
 
-mod buffer;
+pub(crate) mod client;
 mod conn;
 mod encode;
 mod exchange;
-mod framing;
 pub mod gate;
 pub mod head;
 pub mod strict;
 
+pub use crate::framing::{BodyCursor, Framing};
 pub use conn::{Connection, Limits, ToHyper};
-pub use framing::{BodyCursor, Framing};

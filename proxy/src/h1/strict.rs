@@ -8,8 +8,8 @@ use std::ops::Range;
 
 use http::StatusCode;
 
-use super::framing::Framing;
 use crate::field::{tokens, Field, Kind};
+use crate::framing::Framing;
 
 /// Why a request head is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

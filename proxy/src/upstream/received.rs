@@ -1,6 +1,7 @@
 //! A body as it arrived on a connection: hyper's from an HTTP/1 connection, the h2 stream's
-//! from an HTTP/2 one. Both legs: a client's request body, an upstream's response body. An
-//! enum rather than a boxed trait object: no allocation.
+//! from an HTTP/2 one, weir's own from a pooled HTTP/1 upstream connection. Both legs: a
+//! client's request body, an upstream's response body. An enum rather than a boxed trait
+//! object: no allocation.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -9,6 +10,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
+use super::pooled_body::PooledBody;
 use crate::h2flow::H2Body;
 
 /// The error of a body that crossed the proxy (either leg's, boxed).
@@ -17,6 +19,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub enum Received {
     Http1(Incoming),
     Http2(H2Body),
+    /// An HTTP/1 upstream's response, read by weir (`super::pooled_body`). Boxed: it holds
+    /// the connection, and inline it would widen every body, a client's request body too.
+    Pooled(Box<PooledBody>),
 }
 
 impl Body for Received {
@@ -30,6 +35,7 @@ impl Body for Received {
         match self.get_mut() {
             Received::Http1(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Received::Http2(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            Received::Pooled(b) => Pin::new(b).poll_frame(cx),
         }
     }
 
@@ -37,6 +43,7 @@ impl Body for Received {
         match self {
             Received::Http1(b) => b.is_end_stream(),
             Received::Http2(b) => b.is_end_stream(),
+            Received::Pooled(b) => b.is_end_stream(),
         }
     }
 
@@ -44,6 +51,7 @@ impl Body for Received {
         match self {
             Received::Http1(b) => b.size_hint(),
             Received::Http2(b) => b.size_hint(),
+            Received::Pooled(b) => b.size_hint(),
         }
     }
 }

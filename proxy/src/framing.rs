@@ -1,5 +1,6 @@
-//! Where a body ends, found while its bytes pass through unchanged: a byte count, a chunked
-//! body's terminating zero chunk and trailers, or the upstream closing.
+//! Where an HTTP/1 body ends: a byte count, a chunked body's terminating zero chunk and
+//! trailers, or the upstream closing. Found while its bytes pass through unchanged (`crate::h1`)
+//! and while a response is decoded for a client of another protocol (`crate::upstream`).
 
 /// How a message's body is delimited on the wire; the bytes pass through unchanged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -78,6 +79,15 @@ impl BodyCursor {
     }
 }
 
+/// Part of the bytes a chunked body's scan went over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece {
+    /// Chunk data.
+    Data(std::ops::Range<usize>),
+    /// Bytes of trailer lines, CRLFs included.
+    Trailer(std::ops::Range<usize>),
+}
+
 /// A scanner for the chunked coding (RFC 9112 §7.1): sizes, data, and trailer lines.
 #[derive(Debug, Default)]
 pub struct Chunked {
@@ -113,6 +123,17 @@ impl Chunked {
 
     /// Consumes bytes up to the end of the body; returns how many belong to it.
     pub fn scan(&mut self, bytes: &[u8]) -> Result<usize, BodyError> {
+        self.scan_pieces(bytes, |_| {})
+    }
+
+    /// `scan`, also naming the pieces of `bytes` that are chunk data and trailer lines, in
+    /// order: how a body is decoded (for a peer that does not speak HTTP/1) by the same rules
+    /// that let it pass through.
+    pub fn scan_pieces(
+        &mut self,
+        bytes: &[u8],
+        mut piece: impl FnMut(Piece),
+    ) -> Result<usize, BodyError> {
         let mut i = 0;
         while i < bytes.len() {
             let b = bytes[i];
@@ -157,6 +178,7 @@ impl Chunked {
                     let n = usize::try_from(self.size)
                         .map_or(bytes.len() - i, |s| s.min(bytes.len() - i));
                     self.size -= n as u64;
+                    piece(Piece::Data(i..i + n));
                     i += n;
                     if self.size == 0 {
                         self.state = State::DataCr;
@@ -176,17 +198,25 @@ impl Chunked {
                     self.state = match b {
                         b'\r' => State::FinalLf,
                         _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
-                        _ => State::Trailer,
+                        _ => {
+                            piece(Piece::Trailer(i..i + 1));
+                            State::Trailer
+                        }
                     };
                 }
-                State::Trailer => match b {
-                    b'\r' => self.state = State::TrailerLf,
-                    b'\t' => {}
-                    _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
-                    _ => {}
-                },
+                State::Trailer => {
+                    match b {
+                        b'\r' => self.state = State::TrailerLf,
+                        b'\t' => {}
+                        _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
+                        _ => {}
+                    }
+                    // A trailer line with its CRLF, as `httparse` reads a field.
+                    piece(Piece::Trailer(i..i + 1));
+                }
                 State::TrailerLf => {
                     expect(b, b'\n')?;
+                    piece(Piece::Trailer(i..i + 1));
                     self.state = State::TrailerStart;
                 }
                 State::FinalLf => {
