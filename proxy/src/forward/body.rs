@@ -70,9 +70,8 @@ impl UpstreamBody {
     }
 
     fn finished(&mut self, trailers: Option<&HeaderMap>) {
-        if let Some(release) = self.release.take() {
-            release.reuse();
-        }
+        // The exchange is over: its HTTP/2 stream is freed, its count ended.
+        self.release = None;
         if let Some(grpc) = self.grpc.take() {
             grpc.finish(trailers);
         }

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, Semaphore};
 
 use super::body::RequestBody;
 use super::shape_for_upstream;
+use crate::h1;
 use crate::table::Route;
 
 /// Frames buffered for a mirror before it is dropped for being slow.
@@ -44,23 +45,42 @@ pub(super) fn start(
     tokio::spawn(async move {
         let _permit = permit;
         let endpoint = route.backend(to).pick().clone();
-        // A mirror never waits for an HTTP/2 stream: with the pool full it is skipped.
-        let lease = match endpoint.checkout(false, std::time::Instant::now()).await {
-            Ok(lease) => lease,
-            Err(err) => {
-                tracing::debug!(route = %route.name, error = err.as_str(), "mirror connect failed");
-                return;
+        let copy = shape_for_upstream(copy, &endpoint, false);
+        let now = std::time::Instant::now();
+        let answer = if endpoint.is_http2() {
+            // A mirror never waits for an HTTP/2 stream: with the pool full it is skipped.
+            match endpoint.checkout(now).await {
+                Ok(lease) => lease
+                    .send(copy, now)
+                    .await
+                    .ok()
+                    .map(|(r, rel)| (r, Some(rel))),
+                Err(err) => {
+                    tracing::debug!(route = %route.name, error = err.as_str(), "mirror connect failed");
+                    return;
+                }
+            }
+        } else {
+            match endpoint.checkout_raw(false).await {
+                Ok((conn, lease)) => h1::client::send(conn, lease, copy, now)
+                    .await
+                    .ok()
+                    .map(|r| (r, None)),
+                Err(err) => {
+                    tracing::debug!(route = %route.name, error = err.as_str(), "mirror connect failed");
+                    return;
+                }
             }
         };
-        let copy = shape_for_upstream(copy, &endpoint, false);
-        if let Ok((resp, release)) = lease.send(copy, std::time::Instant::now()).await {
+        // Read to its end: a whole HTTP/1 answer gives its connection back to the pool, and an
+        // HTTP/2 stream is held (`_release`) until then.
+        if let Some((resp, _release)) = answer {
             let mut body = resp.into_body();
             while let Some(frame) = body.frame().await {
                 if frame.is_err() {
                     return;
                 }
             }
-            release.reuse();
         }
     });
     Some(tx)

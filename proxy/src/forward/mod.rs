@@ -163,7 +163,8 @@ impl Transport for HyperLeg {
             let wait_until = self
                 .wait_until
                 .unwrap_or_else(|| Instant::now() + endpoint.response_timeout());
-            endpoint.checkout(fresh, wait_until).await.map(Taken::Hyper)
+            // (`fresh` does not apply: a closed or refusing HTTP/2 connection has left the pool.)
+            endpoint.checkout(wait_until).await.map(Taken::Hyper)
         }
     }
 

@@ -288,7 +288,7 @@ fn answer(
         headers.append(name, value);
     }
     let body = PooledBody::new(conn, lease, head.framing, !head.close);
-    let mut resp = Response::new(Received::Pooled(Box::new(body)));
+    let mut resp = Response::new(Received::Pooled(Box::pin(body)));
     *resp.status_mut() = status;
     *resp.headers_mut() = headers;
     Ok(resp)

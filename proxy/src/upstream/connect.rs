@@ -88,20 +88,20 @@ pub(super) async fn open_raw(
     Ok(RawConn::new(io))
 }
 
-/// An HTTP/1 connection up to a usable sender; the caller bounds it with the connect timeout.
-pub(super) async fn open_h1(
+/// An HTTP/1 connection of hyper's client, for one request that may upgrade it; the caller
+/// bounds it with the connect timeout.
+pub(super) async fn open_for_upgrade(
     address: &str,
     tls: Option<&TlsTarget>,
-    upgrades: bool,
 ) -> Result<H1Conn, UpstreamError> {
     let tcp = tcp(address).await?;
     match tls {
-        None => handshake_h1(tcp, upgrades).await,
-        Some(target) => handshake_h1(tls_handshake(address, target, tcp).await?, upgrades).await,
+        None => handshake_h1(tcp).await,
+        Some(target) => handshake_h1(tls_handshake(address, target, tcp).await?).await,
     }
 }
 
-async fn handshake_h1<I>(io: I, upgrades: bool) -> Result<H1Conn, UpstreamError>
+async fn handshake_h1<I>(io: I) -> Result<H1Conn, UpstreamError>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -111,19 +111,11 @@ where
         .handshake::<_, RequestBody>(io)
         .await
         .map_err(|_| UpstreamError::Protocol)?;
-    if upgrades {
-        tokio::spawn(async move {
-            if let Err(err) = conn.with_upgrades().await {
-                tracing::debug!(error = %err, "upstream connection ended");
-            }
-        });
-    } else {
-        tokio::spawn(async move {
-            if let Err(err) = conn.await {
-                tracing::debug!(error = %err, "upstream connection ended");
-            }
-        });
-    }
+    tokio::spawn(async move {
+        if let Err(err) = conn.with_upgrades().await {
+            tracing::debug!(error = %err, "upstream connection ended");
+        }
+    });
     Ok(H1Conn { sender, deadline })
 }
 

@@ -1,6 +1,7 @@
 //! One upstream address: its pool of HTTP/1 connections (FIFO, so a returned connection has
 //! time to become ready again before it is taken) or its pool of HTTP/2 connections
-//! (`super::h2pool`).
+//! (`super::h2pool`). HTTP/1 connections are bytes (`RawConn`) that both engines write to;
+//! hyper's client is only opened for an upgrade, never pooled.
 
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use http::{Request, Response};
 use rustls_pki_types::ServerName;
 
 use super::body::RequestBody;
-use super::connect::{self, H1Conn, Sender, TlsTarget};
+use super::connect::{self, Sender, TlsTarget};
 use super::h2pool::{self, Failed, H2Conn, H2Pool, Resend, Signals, Slot};
 use super::idle::IdleQueue;
 use super::raw::RawConn;
@@ -23,8 +24,7 @@ use crate::table_spec::UpstreamProtocol;
 pub struct Endpoint {
     key: EndpointKey,
     tls: Option<TlsTarget>,
-    idle: IdleQueue<H1Conn>,
-    /// Connections of the byte-forwarding engine (`crate::h1`): a pool apart from hyper's.
+    /// Idle HTTP/1 connections.
     raw_idle: IdleQueue<RawConn>,
     h2: H2Pool,
     /// This address's pool metrics (the HTTP/2 pool holds the same handles).
@@ -55,7 +55,6 @@ impl Endpoint {
             }
         };
         Ok(Endpoint {
-            idle: IdleQueue::new(key.max_idle),
             raw_idle: IdleQueue::new(key.max_idle),
             key,
             tls,
@@ -86,50 +85,35 @@ impl Endpoint {
         self.outstanding.load(Ordering::Relaxed)
     }
 
-    /// A connection ready for one request: pooled (unless `fresh`) or new. Failing here
-    /// means nothing was sent. HTTP/2 takes a stream of the pool, waiting for one until
-    /// `wait_until` at most when every connection is at its limit (`fresh` does not apply:
-    /// a closed or refusing connection has left the pool already).
-    pub async fn checkout(
-        self: &Arc<Self>,
-        fresh: bool,
-        wait_until: Instant,
-    ) -> Result<Lease, UpstreamError> {
-        let (sender, slot) = match self.key.protocol {
-            UpstreamProtocol::Http1 => {
-                let pooled = if fresh { None } else { self.pooled_h1().await };
-                match pooled {
-                    Some(s) => (Sender::H1(s), None),
-                    None => (Sender::H1(self.open_h1(false).await?), None),
-                }
-            }
-            UpstreamProtocol::Http2 => {
-                let slot = self.h2.checkout(wait_until, || self.open_h2()).await?;
-                (Sender::H2(slot.conn.sender()), Some(slot))
-            }
-        };
+    /// A stream of the HTTP/2 pool, waiting for one until `wait_until` at most when every
+    /// connection is at its limit. Failing here means nothing was sent. (HTTP/1 requests take
+    /// `checkout_raw`.)
+    pub async fn checkout(self: &Arc<Self>, wait_until: Instant) -> Result<Lease, UpstreamError> {
+        let slot = self.h2.checkout(wait_until, || self.open_h2()).await?;
+        let sender = Sender::H2(slot.conn.sender());
         self.outstanding.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
             sender,
-            poolable: true,
             release: Release {
                 endpoint: self.clone(),
-                conn: None,
-                slot,
+                slot: Some(slot),
             },
         })
     }
 
     /// A fresh HTTP/1 connection that may be taken over by an `Upgrade`; never pooled.
     pub async fn checkout_for_upgrade(self: &Arc<Self>) -> Result<Lease, UpstreamError> {
-        let sender = Sender::H1(self.open_h1(true).await?);
+        // Boxed: a TLS handshake's state is kilobytes; inline it would widen the future.
+        let opening = Box::pin(connect::open_for_upgrade(
+            &self.key.address,
+            self.tls.as_ref(),
+        ));
+        let sender = Sender::H1(self.opened(opening).await?);
         self.outstanding.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
             sender,
-            poolable: false,
             release: Release {
                 endpoint: self.clone(),
-                conn: None,
                 slot: None,
             },
         })
@@ -156,6 +140,8 @@ impl Endpoint {
     }
 
     async fn open_raw(&self) -> Result<RawConn, UpstreamError> {
+        // Boxed: a TLS handshake's state is kilobytes, and inline it would be part of (and be
+        // copied with) every request's future, though most requests take a pooled connection.
         let opening = Box::pin(connect::open_raw(&self.key.address, self.tls.as_ref()));
         self.opened(opening).await
     }
@@ -171,35 +157,6 @@ impl Endpoint {
     /// Back to the pool after an exchange that ended cleanly with the connection open.
     pub fn give_back_raw(&self, conn: RawConn) {
         self.raw_idle.give_back(conn, &self.metrics);
-    }
-
-    async fn pooled_h1(&self) -> Option<H1Conn> {
-        while let Some(mut idle) = self.idle.pop() {
-            if idle.conn.sender.is_closed() || idle.since.elapsed() > self.key.idle_timeout {
-                continue;
-            }
-            if idle.conn.sender.is_ready() {
-                return Some(idle.conn);
-            }
-            // Returned at the end of its last body; its task may not have run since.
-            let ready =
-                tokio::time::timeout(self.key.connect_timeout, idle.conn.sender.ready()).await;
-            if matches!(ready, Ok(Ok(()))) {
-                return Some(idle.conn);
-            }
-        }
-        None
-    }
-
-    async fn open_h1(&self, upgrades: bool) -> Result<H1Conn, UpstreamError> {
-        // Boxed: a TLS handshake's state is kilobytes, and inline it would be part of (and be
-        // copied with) every request's future, though most requests take a pooled connection.
-        let opening = Box::pin(connect::open_h1(
-            &self.key.address,
-            self.tls.as_ref(),
-            upgrades,
-        ));
-        self.opened(opening).await
     }
 
     /// A connection attempt within the connect timeout, counted when it opened.
@@ -232,28 +189,18 @@ impl Endpoint {
     /// them anyway; this frees their sockets when no traffic comes to do it.
     pub fn evict_idle(&self) -> usize {
         let timeout = self.key.idle_timeout;
-        self.raw_idle.evict(timeout, |conn| !conn.is_usable())
-            + self.idle.evict(timeout, |conn| conn.sender.is_closed())
-            + self.h2.evict_idle(timeout)
+        self.raw_idle.evict(timeout, |conn| !conn.is_usable()) + self.h2.evict_idle(timeout)
     }
 
     /// Connections idle in the pool now.
     pub fn idle_count(&self) -> usize {
-        self.idle.len() + self.raw_idle.len()
-    }
-
-    fn give_back(&self, conn: H1Conn) {
-        if !conn.sender.is_closed() {
-            self.idle.give_back(conn, &self.metrics);
-        }
+        self.raw_idle.len()
     }
 }
 
 /// One request's hold on a connection.
 pub struct Lease {
     sender: Sender,
-    /// False for a connection that an upgrade may take over.
-    poolable: bool,
     release: Release,
 }
 
@@ -265,7 +212,7 @@ impl Lease {
     /// Sends the request and waits for the response head until `deadline` (the response
     /// timeout from when the caller started the exchange).
     pub async fn send(
-        mut self,
+        self,
         req: Request<RequestBody>,
         started: Instant,
     ) -> Result<(Response<Received>, Release), (SendError, Release)> {
@@ -303,12 +250,8 @@ impl Lease {
         let result = conn.sender.try_send_request(req).await;
         conn.deadline.clear();
         match result {
-            Ok(resp) => {
-                if self.poolable {
-                    self.release.conn = Some(conn);
-                }
-                Ok((resp.map(Received::Http1), self.release))
-            }
+            // An upgrade's connection: the tunnel takes it over, it is never pooled.
+            Ok(resp) => Ok((resp.map(Received::Http1), self.release)),
             Err(mut err) => match err.take_message() {
                 Some(req) => Err((SendError::NotSent(Box::new(req)), self.release)),
                 None => Err((SendError::Failed(classify(err.error())), self.release)),
@@ -354,21 +297,12 @@ impl Drop for RawLease {
     }
 }
 
-/// Held until the response body ends: counts the request as outstanding, and hands the
-/// HTTP/1 connection back to the pool when the exchange finished cleanly.
+/// Held until the response body ends: counts the request as outstanding, and holds its
+/// HTTP/2 stream.
 pub struct Release {
     endpoint: Arc<Endpoint>,
-    conn: Option<H1Conn>,
     /// The HTTP/2 stream taken for this request, freed when the exchange ends.
     slot: Option<Slot>,
-}
-
-impl Release {
-    pub fn reuse(mut self) {
-        if let Some(conn) = self.conn.take() {
-            self.endpoint.give_back(conn);
-        }
-    }
 }
 
 impl Drop for Release {

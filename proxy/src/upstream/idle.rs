@@ -15,9 +15,9 @@ pub(super) struct IdleQueue<T> {
     max: usize,
 }
 
-pub(super) struct Idle<T> {
-    pub conn: T,
-    pub since: Instant,
+struct Idle<T> {
+    conn: T,
+    since: Instant,
 }
 
 impl<T> IdleQueue<T> {
@@ -54,11 +54,6 @@ impl<T> IdleQueue<T> {
             }
         }
         None
-    }
-
-    /// The oldest idle connection, whatever its state (the caller checks it).
-    pub fn pop(&self) -> Option<Idle<T>> {
-        self.queue.pop()
     }
 
     /// Closes the connections past `idle_timeout` or that `stale` rejects; returns how many.

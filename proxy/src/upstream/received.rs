@@ -10,7 +10,6 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
-use super::pooled_body::PooledBody;
 use crate::h2flow::H2Body;
 
 /// The error of a body that crossed the proxy (either leg's, boxed).
@@ -19,9 +18,11 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub enum Received {
     Http1(Incoming),
     Http2(H2Body),
-    /// An HTTP/1 upstream's response, read by weir (`super::pooled_body`). Boxed: it holds
-    /// the connection, and inline it would widen every body, a client's request body too.
-    Pooled(Box<PooledBody>),
+    /// An HTTP/1 upstream's response, read by weir (`super::PooledBody`). Boxed: it holds
+    /// the connection, and inline it would widen every body, a client's request body too; and
+    /// as a body, not by its name, since it holds its endpoint's lease (this file is below the
+    /// endpoint's, which sends bodies of this type).
+    Pooled(Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>),
 }
 
 impl Body for Received {
@@ -35,7 +36,7 @@ impl Body for Received {
         match self.get_mut() {
             Received::Http1(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Received::Http2(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
-            Received::Pooled(b) => Pin::new(b).poll_frame(cx),
+            Received::Pooled(b) => b.as_mut().poll_frame(cx),
         }
     }
 
