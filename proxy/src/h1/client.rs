@@ -23,6 +23,7 @@ use tokio::io::AsyncWriteExt;
 
 use super::head::{ParsedResponse, ResponseHead, MAX_RESPONSE_HEAD};
 use crate::buffer::read_more;
+use crate::field::Kind;
 use crate::framing::Framing;
 use crate::pipeline::Undelivered;
 use crate::stats::UpstreamError;
@@ -280,7 +281,14 @@ fn answer(
     let status = StatusCode::from_u16(head.status).map_err(|_| UpstreamError::Protocol)?;
     let bytes = conn.buf.split_to(head.len).freeze();
     let mut headers = HeaderMap::with_capacity(head.list.fields.len());
-    for f in &head.list.fields {
+    // Hop-by-hop fields end here (the rule `forward::headers` applies to hyper's messages),
+    // framing ones too: the client's side frames the body its own way.
+    let fields = head
+        .list
+        .fields
+        .iter()
+        .filter(|f| f.kind != Kind::TransferEncoding && !head.list.is_hop_by_hop(&bytes, f));
+    for f in fields {
         let name =
             HeaderName::from_bytes(&bytes[f.name.clone()]).map_err(|_| UpstreamError::Protocol)?;
         let value = HeaderValue::from_maybe_shared(bytes.slice(f.value.clone()))
