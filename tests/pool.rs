@@ -121,7 +121,7 @@ async fn past_max_connections_new_clients_wait_for_a_free_slot() {
 enum Clients {
     /// One HTTP/1.1 connection per request: the passthrough engine's pool.
     Http1,
-    /// Streams of one h2c connection: hyper's HTTP/1 client pool.
+    /// Streams of one h2c connection: the same pool, through `h1::client`.
     H2c,
 }
 
@@ -391,4 +391,71 @@ async fn memory_held_for_many_clients_is_given_back_after_they_leave() {
         1.0,
         "only the warm client is left"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bursts_extra_connections_age_out_while_steady_traffic_goes_on() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let mut backend = BackendSpec::new([up.addr.to_string()]);
+    backend.pool_idle_timeout = Duration::from_millis(500);
+    let plane = DataPlane::new();
+    plane
+        .apply(&TableSpec {
+            routes: vec![RouteSpec::new("web", backend)],
+        })
+        .unwrap();
+    let listening = listen(&plane, 100).await;
+    let addr = listening.addr;
+    let table = plane.table.load();
+    let endpoint = table.route("web").unwrap().backend(0).endpoints()[0].clone();
+
+    // A burst: 30 requests at once, each answered after 300 ms, so 30 upstream connections.
+    let all_connected = Arc::new(tokio::sync::Barrier::new(30));
+    let mut burst = tokio::task::JoinSet::new();
+    for _ in 0..30 {
+        let all_connected = all_connected.clone();
+        burst.spawn(async move {
+            let mut client = H1::connect(addr).await;
+            all_connected.wait().await;
+            client.get("/", &[("x-delay-ms", "300")]).await.status
+        });
+    }
+    let statuses = tokio::time::timeout(Duration::from_secs(20), burst.join_all())
+        .await
+        .expect("the burst finishes");
+    assert!(statuses.iter().all(|s| *s == 200), "{statuses:?}");
+    assert_eq!(up.conns.load(Ordering::SeqCst), 30);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while endpoint.outstanding() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(endpoint.idle_count(), 30);
+
+    // Then steady traffic, one request at a time, for three idle timeouts (bounded in count):
+    // oldest-first would take each of the 30 in turn, every few milliseconds, and keep all of
+    // them open; newest-first keeps taking the one just handed back.
+    let mut client = H1::connect(addr).await;
+    let steady = Instant::now();
+    let mut sent = 0;
+    while steady.elapsed() < Duration::from_millis(1500) && sent < 20_000 {
+        assert_eq!(client.get("/", &[]).await.status, 200);
+        sent += 1;
+    }
+    assert!(
+        sent >= 60,
+        "steady traffic was too slow to tell the orders apart: {sent}"
+    );
+    assert_eq!(
+        up.conns.load(Ordering::SeqCst),
+        30,
+        "steady traffic opened nothing new"
+    );
+    let evicted = endpoint.evict_idle();
+    assert!(
+        evicted >= 28,
+        "the burst's unused connections aged out: {evicted} evicted, {} idle, {sent} sent",
+        endpoint.idle_count()
+    );
+    assert_eq!(client.get("/", &[]).await.status, 200);
+    listening.stop().await;
 }

@@ -1,7 +1,6 @@
-//! One upstream address: its pool of HTTP/1 connections (FIFO, so a returned connection has
-//! time to become ready again before it is taken) or its pool of HTTP/2 connections
-//! (`super::h2pool`). HTTP/1 connections are bytes (`RawConn`) that both engines write to;
-//! hyper's client is only opened for an upgrade, never pooled.
+//! One upstream address: its pool of idle HTTP/1 connections (newest first, `super::idle`) or
+//! its pool of HTTP/2 connections (`super::h2pool`). HTTP/1 connections are bytes (`RawConn`)
+//! that both engines write to; hyper's client is only opened for an upgrade, never pooled.
 
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -13,7 +12,7 @@ use rustls_pki_types::ServerName;
 use super::body::RequestBody;
 use super::connect::{self, Sender, TlsTarget};
 use super::h2pool::{self, Failed, H2Conn, H2Pool, Resend, Signals, Slot};
-use super::idle::IdleQueue;
+use super::idle::IdleStack;
 use super::raw::RawConn;
 use super::received::Received;
 use super::EndpointKey;
@@ -25,7 +24,7 @@ pub struct Endpoint {
     key: EndpointKey,
     tls: Option<TlsTarget>,
     /// Idle HTTP/1 connections.
-    raw_idle: IdleQueue<RawConn>,
+    raw_idle: IdleStack<RawConn>,
     h2: H2Pool,
     /// This address's pool metrics (the HTTP/2 pool holds the same handles).
     metrics: PoolMetrics,
@@ -55,7 +54,7 @@ impl Endpoint {
             }
         };
         Ok(Endpoint {
-            raw_idle: IdleQueue::new(key.max_idle),
+            raw_idle: IdleStack::new(key.max_idle),
             key,
             tls,
             h2: H2Pool::new(http2, metrics.clone()),

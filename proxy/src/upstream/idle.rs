@@ -1,17 +1,18 @@
-//! The idle connections of one address: first in, first out (a returned connection has time to
-//! become ready again before it is taken), at most `max` of them.
+//! The idle connections of one address, at most `max` of them: last in, first out. The
+//! connection handed back most recently is taken first — its socket and buffers still warm —
+//! and so a burst's extra connections sink to the bottom, sit unused, and are closed once past
+//! the pool's idle timeout. (First in, first out would cycle through every connection a burst
+//! ever opened and keep them all open for as long as any traffic flows.) Taking the newest is
+//! safe because a connection is checked when taken (`usable`, a read that must find nothing).
 
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use crossbeam_queue::SegQueue;
 
 use crate::stats::PoolMetrics;
 
-/// Why unbounded underneath with a count on top, not a fixed ring: a ring of the default 1,024
-/// slots would be allocated and touched for every address up front, used or not; this grows
-/// with the connections actually idle (a block per 31 of them) and gives the memory back.
-pub(super) struct IdleQueue<T> {
-    queue: SegQueue<Idle<T>>,
+pub(super) struct IdleStack<T> {
+    /// Oldest first: the order they were handed back in.
+    stack: Mutex<Vec<Idle<T>>>,
     max: usize,
 }
 
@@ -20,36 +21,50 @@ struct Idle<T> {
     since: Instant,
 }
 
-impl<T> IdleQueue<T> {
+impl<T> IdleStack<T> {
     pub fn new(max: usize) -> Self {
-        IdleQueue {
-            queue: SegQueue::new(),
+        IdleStack {
+            stack: Mutex::new(Vec::new()),
             max,
         }
     }
 
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Idle<T>>> {
+        // A panic elsewhere while the lock was held leaves a list that is still valid.
+        self.stack.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Keeps `conn` unless `max` are idle already; then it is dropped (closed) and counted.
-    /// Two returns racing may both see room and keep one more than `max`: harmless.
     pub fn give_back(&self, conn: T, metrics: &PoolMetrics) {
-        if self.queue.len() < self.max {
-            self.queue.push(Idle {
+        let mut stack = self.lock();
+        if stack.len() < self.max {
+            stack.push(Idle {
                 conn,
                 since: Instant::now(),
             });
-        } else {
-            metrics.idle_full.inc();
+            return;
         }
+        drop(stack);
+        metrics.idle_full.inc();
     }
 
-    /// The oldest idle connection that `usable` accepts and is not past `idle_timeout`; the
-    /// ones before it are closed.
+    /// The newest idle connection that `usable` accepts; those above it that it rejects are
+    /// closed. When the newest is past `idle_timeout` every one is, and all are closed.
     pub fn take(
         &self,
         idle_timeout: Duration,
         mut usable: impl FnMut(&mut T) -> bool,
     ) -> Option<T> {
-        while let Some(mut idle) = self.queue.pop() {
-            if idle.since.elapsed() <= idle_timeout && usable(&mut idle.conn) {
+        let mut stack = self.lock();
+        while let Some(mut idle) = stack.pop() {
+            if idle.since.elapsed() > idle_timeout {
+                // Closed once the lock is let go: closing is a system call each.
+                let expired = std::mem::take(&mut *stack);
+                drop(stack);
+                drop(expired);
+                return None;
+            }
+            if usable(&mut idle.conn) {
                 return Some(idle.conn);
             }
         }
@@ -58,21 +73,73 @@ impl<T> IdleQueue<T> {
 
     /// Closes the connections past `idle_timeout` or that `stale` rejects; returns how many.
     pub fn evict(&self, idle_timeout: Duration, mut stale: impl FnMut(&mut T) -> bool) -> usize {
-        let mut evicted = 0;
-        for _ in 0..self.queue.len() {
-            let Some(mut idle) = self.queue.pop() else {
-                break;
-            };
+        let mut stack = self.lock();
+        let before = stack.len();
+        let mut evicted = Vec::new();
+        let mut kept = Vec::with_capacity(before);
+        for mut idle in stack.drain(..) {
             if idle.since.elapsed() > idle_timeout || stale(&mut idle.conn) {
-                evicted += 1;
+                evicted.push(idle);
             } else {
-                self.queue.push(idle);
+                kept.push(idle);
             }
         }
-        evicted
+        *stack = kept;
+        drop(stack);
+        evicted.len()
     }
 
     pub fn len(&self) -> usize {
-        self.queue.len()
+        self.lock().len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metrics() -> PoolMetrics {
+        crate::stats::Metrics::new().upstream_pool("test")
+    }
+
+    #[test]
+    fn the_newest_is_taken_first_and_the_cap_holds() {
+        let pool = IdleStack::new(2);
+        let m = metrics();
+        pool.give_back(1, &m);
+        pool.give_back(2, &m);
+        pool.give_back(3, &m);
+        assert_eq!(pool.len(), 2, "the third was over the cap");
+        assert_eq!(pool.take(Duration::from_secs(60), |_| true), Some(2));
+        assert_eq!(pool.take(Duration::from_secs(60), |_| true), Some(1));
+        assert_eq!(pool.take(Duration::from_secs(60), |_| true), None);
+    }
+
+    #[test]
+    fn unusable_ones_are_passed_and_closed() {
+        let pool = IdleStack::new(10);
+        let m = metrics();
+        for n in 1..=4 {
+            pool.give_back(n, &m);
+        }
+        assert_eq!(pool.take(Duration::from_secs(60), |n| *n < 3), Some(2));
+        assert_eq!(pool.len(), 1, "3 and 4 were closed, 1 stays");
+    }
+
+    #[test]
+    fn past_the_idle_timeout_all_go() {
+        let pool = IdleStack::new(10);
+        let m = metrics();
+        pool.give_back(1, &m);
+        pool.give_back(2, &m);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(pool.evict(Duration::from_secs(60), |n| *n == 1), 1);
+        assert_eq!(pool.len(), 1);
+        assert_eq!(pool.take(Duration::from_millis(10), |_| true), None);
+        assert_eq!(
+            pool.len(),
+            0,
+            "taking found them expired and closed them all"
+        );
     }
 }
