@@ -79,6 +79,7 @@ pub struct Running {
 
 pub async fn start(config: Config) -> anyhow::Result<Running> {
     crate::open_files::raise_and_log(config.limits.max_connections);
+    crate::memory::keep_freed_heap();
     let plane = DataPlane::new();
     let owner = TableOwner::start(&config, plane.clone())
         .await

@@ -27,16 +27,33 @@ pub async fn read_more<R: AsyncRead + Unpin>(io: &mut R, buf: &mut BytesMut) -> 
     io.read_buf(buf).await
 }
 
-/// Reads the parts of one body. The room asked for doubles, up to `LARGEST`, after each read
-/// that filled it, so a large body moves in few system calls and a small one never grows a
+/// Reads the parts of one body. The room asked for doubles, up to a largest read, after each
+/// read that filled it, so a large body moves in few system calls and a small one never grows a
 /// buffer.
 pub struct BodyReads {
     room: usize,
+    largest: usize,
 }
 
 impl BodyReads {
+    /// For a body copied through the connection's buffer (`crate::h1`): the buffer is what
+    /// grows, so reads start small and stop at 64 KiB.
     pub fn new() -> Self {
-        BodyReads { room: INITIAL }
+        BodyReads {
+            room: INITIAL,
+            largest: LARGEST,
+        }
+    }
+
+    /// For a body handed on as frames that keep the bytes they were read into
+    /// (`upstream::PooledBody`): nothing is copied back into one buffer, so reads start at
+    /// 16 KiB and go up to 256 KiB. Reads of at most 64 KiB took 25 system calls a MiB where
+    /// hyper's client took 4, and 1 MiB downloads over h2c ran at 0.8x its rate.
+    pub fn handed_on() -> Self {
+        BodyReads {
+            room: 16 * 1024,
+            largest: 256 * 1024,
+        }
     }
 
     pub async fn read<R: AsyncRead + Unpin>(
@@ -44,14 +61,30 @@ impl BodyReads {
         io: &mut R,
         buf: &mut BytesMut,
     ) -> io::Result<usize> {
+        self.read_at_most(io, buf, usize::MAX).await
+    }
+
+    /// As `read`, for a body of which `most` bytes are left: it asks for that much room (up to
+    /// the largest read) from the first read on, since the size is known and need not be
+    /// found out by doubling. Cancel-safe: a read not ready is simply made again.
+    pub async fn read_at_most<R: AsyncRead + Unpin>(
+        &mut self,
+        io: &mut R,
+        buf: &mut BytesMut,
+        most: usize,
+    ) -> io::Result<usize> {
+        if most != usize::MAX {
+            self.room = self.largest;
+        }
+        let want = self.room.min(most).max(1);
         // (An emptied buffer takes its room back from the front: no new allocation.)
-        if buf.capacity() - buf.len() < self.room {
-            buf.reserve(self.room);
+        if buf.capacity() - buf.len() < want {
+            buf.reserve(want);
         }
         let room = buf.capacity() - buf.len();
         let n = io.read_buf(buf).await?;
         if n == room {
-            self.room = (self.room * 2).min(LARGEST);
+            self.room = (self.room * 2).min(self.largest);
         }
         Ok(n)
     }

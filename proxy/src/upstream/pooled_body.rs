@@ -76,7 +76,7 @@ impl PooledBody {
             lease: Some(lease),
             left,
             reusable: reusable && framing != Framing::Close,
-            reads: buffer::BodyReads::new(),
+            reads: buffer::BodyReads::handed_on(),
             pieces: Vec::new(),
             trailer_bytes: Vec::new(),
             trailers: None,
@@ -118,8 +118,13 @@ impl PooledBody {
         let Some(conn) = self.conn.as_mut() else {
             return Poll::Ready(Ok(0));
         };
-        // `read` is cancel-safe: a read that is not ready now is simply made again.
-        let read = pin!(self.reads.read(&mut conn.io, &mut conn.buf));
+        // A body of known length asks for no more room than it has left.
+        let most = match self.left {
+            Left::Length(left) => usize::try_from(left).unwrap_or(usize::MAX),
+            _ => usize::MAX,
+        };
+        // Cancel-safe: a read that is not ready now is simply made again.
+        let read = pin!(self.reads.read_at_most(&mut conn.io, &mut conn.buf, most));
         read.poll(cx)
     }
 
