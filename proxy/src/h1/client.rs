@@ -9,20 +9,20 @@
 //! after a 101 the connection is a tunnel, which hyper's upgrade machinery carries.)
 
 use std::future::poll_fn;
-use std::io::{self, Write as _};
+use std::io::Write as _;
 use std::pin::Pin;
 use std::task::Poll;
 use std::time::Instant;
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::request::Parts;
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body::Body;
 use tokio::io::AsyncWriteExt;
 
-use super::head::{ParsedResponse, ResponseHead, MAX_RESPONSE_HEAD};
-use crate::buffer::read_more;
+use super::delivery::{final_head, Delivery};
+use super::head::ResponseHead;
 use crate::field::Kind;
 use crate::framing::Framing;
 use crate::pipeline::Undelivered;
@@ -57,23 +57,20 @@ pub(crate) async fn send(
     let delivered = deliver(&mut conn, out, &mut body, framing, is_head, &mut head).await;
     conn.deadline.clear();
 
-    let err = match delivered {
+    let failed = match delivered {
         Ok(()) => {
             return answer(conn, lease, &head).map_err(|err| (Undelivered::Failed(err), None))
         }
-        Err(err) => err,
+        Err(failed) => failed,
     };
-    let again = (bodiless && parts.method.is_idempotent())
-        .then(|| Request::from_parts(parts, RequestBody::Empty));
-    Err(match (err, again) {
-        (Delivery::ClientGone, _) => (Undelivered::ClientGone, None),
-        (Delivery::Upstream(err), _) => (Undelivered::Failed(err), None),
-        // A pooled connection the upstream had closed: the request never reached it.
-        (Delivery::Stale, Some(req)) if conn.reused => (Undelivered::Stale, Some(req)),
-        // A fresh connection that failed before any answer: the upstream went away.
-        (Delivery::Stale, Some(req)) => (Undelivered::Unanswered(UpstreamError::Reset), Some(req)),
-        (Delivery::Stale, None) => (Undelivered::Failed(UpstreamError::Reset), None),
-    })
+    let resendable = bodiless && parts.method.is_idempotent();
+    match failed.undelivered(conn.reused, resendable) {
+        // Bodiless: it can be written again as it is.
+        again @ (Undelivered::Stale | Undelivered::Unanswered(_)) => {
+            Err((again, Some(Request::from_parts(parts, RequestBody::Empty))))
+        }
+        other => Err((other, None)),
+    }
 }
 
 /// The request line and fields for an HTTP/1.1 upstream, with the body's framing decided
@@ -125,21 +122,6 @@ fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-enum Delivery {
-    /// The connection failed before a byte of response: it was closed when taken, or the
-    /// upstream went away.
-    Stale,
-    Upstream(UpstreamError),
-    ClientGone,
-}
-
-fn upstream_io(err: &io::Error) -> Delivery {
-    match err.kind() {
-        io::ErrorKind::TimedOut => Delivery::Upstream(UpstreamError::Timeout),
-        _ => Delivery::Stale,
-    }
-}
-
 /// Writes the head and the body, then reads up to the final response head (interim 1xx
 /// heads are passed over: the client's side does not take them through this path).
 async fn deliver(
@@ -151,30 +133,7 @@ async fn deliver(
     head: &mut ResponseHead,
 ) -> Result<(), Delivery> {
     write_body(conn, &mut out, body, framing).await?;
-    loop {
-        match head.parse(&conn.buf, is_head) {
-            // Nobody asked to switch protocols.
-            ParsedResponse::Complete if head.status == 101 => {
-                return Err(Delivery::Upstream(UpstreamError::Protocol))
-            }
-            ParsedResponse::Complete if head.status < 200 => conn.buf.advance(head.len),
-            ParsedResponse::Complete => return Ok(()),
-            ParsedResponse::Malformed => return Err(Delivery::Upstream(UpstreamError::Protocol)),
-            ParsedResponse::Partial if conn.buf.len() >= MAX_RESPONSE_HEAD => {
-                return Err(Delivery::Upstream(UpstreamError::Protocol))
-            }
-            ParsedResponse::Partial => match read_more(&mut conn.io, &mut conn.buf).await {
-                Ok(0) if conn.buf.is_empty() => return Err(Delivery::Stale),
-                Ok(0) => return Err(Delivery::Upstream(UpstreamError::Reset)),
-                Ok(_) => {}
-                Err(err) if conn.buf.is_empty() => return Err(upstream_io(&err)),
-                Err(err) if err.kind() == io::ErrorKind::TimedOut => {
-                    return Err(Delivery::Upstream(UpstreamError::Timeout))
-                }
-                Err(_) => return Err(Delivery::Upstream(UpstreamError::Reset)),
-            },
-        }
-    }
+    final_head(conn, head, is_head).await
 }
 
 /// The head (in `out`) and the body, framed as `framing` says. Frames that are ready together
@@ -259,7 +218,10 @@ async fn gather(conn: &mut RawConn, out: &mut Vec<u8>, data: Bytes) -> Result<()
         return Ok(());
     }
     flush(conn, out).await?;
-    conn.io.write_all(&data).await.map_err(|e| upstream_io(&e))
+    conn.io
+        .write_all(&data)
+        .await
+        .map_err(|e| Delivery::upstream_io(&e, true))
 }
 
 async fn flush(conn: &mut RawConn, out: &mut Vec<u8>) -> Result<(), Delivery> {
@@ -268,7 +230,7 @@ async fn flush(conn: &mut RawConn, out: &mut Vec<u8>) -> Result<(), Delivery> {
     }
     let written = conn.io.write_all(out).await;
     out.clear();
-    written.map_err(|e| upstream_io(&e))
+    written.map_err(|e| Delivery::upstream_io(&e, true))
 }
 
 /// The response for the client's side: the head's fields in a map (values share the bytes

@@ -3,7 +3,6 @@
 //! write the response → relay its body → pool the connection. The client's head was parsed,
 //! matched and a side chosen by `conn`.
 
-use std::io;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -11,10 +10,11 @@ use bytes::{Buf, BytesMut};
 use http::StatusCode;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
+use super::delivery::{next_head, Delivery};
 use super::encode;
-use super::head::{Framing, ParsedResponse, RequestHead, ResponseHead, MAX_RESPONSE_HEAD};
+use super::head::{Framing, RequestHead, ResponseHead};
 use super::strict::Refusal;
-use crate::buffer::{self, read_more, BodyReads};
+use crate::buffer::{self, BodyReads};
 use crate::deadline::DeadlineIo;
 use crate::framing::BodyCursor;
 use crate::pipeline::{self, ClientInfo, Exchange, Failure, Transport, Undelivered};
@@ -150,31 +150,8 @@ where
         conn.deadline.clear();
         match delivered {
             Ok(()) => Ok((conn, lease)),
-            Err(Delivery::ClientGone) => Err(Undelivered::ClientGone),
-            // A pooled connection the upstream had closed: the request never reached it.
-            Err(Delivery::Stale) if conn.reused && self.resendable => Err(Undelivered::Stale),
-            // A fresh connection that failed before any answer: the upstream went away.
-            Err(Delivery::Stale) if self.resendable => {
-                Err(Undelivered::Unanswered(UpstreamError::Reset))
-            }
-            Err(Delivery::Stale) => Err(Undelivered::Failed(UpstreamError::Reset)),
-            Err(Delivery::Upstream(err)) => Err(Undelivered::Failed(err)),
+            Err(failed) => Err(failed.undelivered(conn.reused, self.resendable)),
         }
-    }
-}
-
-enum Delivery {
-    /// The connection failed before a byte of response: it was closed when taken.
-    Stale,
-    Upstream(UpstreamError),
-    ClientGone,
-}
-
-fn upstream_io(err: &io::Error, nothing_read: bool) -> Delivery {
-    match err.kind() {
-        io::ErrorKind::TimedOut => Delivery::Upstream(UpstreamError::Timeout),
-        _ if nothing_read => Delivery::Stale,
-        _ => Delivery::Upstream(UpstreamError::Reset),
     }
 }
 
@@ -190,7 +167,7 @@ where
     I: AsyncRead + AsyncWrite + Unpin,
 {
     if let Err(err) = conn.io.write_all(&client.out).await {
-        return Err(upstream_io(&err, true));
+        return Err(Delivery::upstream_io(&err, true));
     }
     let mut reads = BodyReads::new();
     while !body.is_done() {
@@ -200,37 +177,20 @@ where
         }
         let n = body.take(&client.buf).map_err(|_| Delivery::ClientGone)?;
         if let Err(err) = conn.io.write_all(&client.buf[..n]).await {
-            return Err(upstream_io(&err, false));
+            return Err(Delivery::upstream_io(&err, false));
         }
         client.buf.advance(n);
     }
-    loop {
-        match client.resp.parse(&conn.buf, is_head) {
-            ParsedResponse::Complete if client.resp.status == 101 => {
-                // Nobody asked to switch protocols.
-                return Err(Delivery::Upstream(UpstreamError::Protocol));
-            }
-            ParsedResponse::Complete if client.resp.status < 200 => {
-                let mut interim = Vec::new();
-                encode::response_head(&mut interim, &conn.buf, &client.resp, false);
-                conn.buf.advance(client.resp.len);
-                if client.io.write_all(&interim).await.is_err() {
-                    return Err(Delivery::ClientGone);
-                }
-            }
-            ParsedResponse::Complete => return Ok(()),
-            ParsedResponse::Malformed => return Err(Delivery::Upstream(UpstreamError::Protocol)),
-            ParsedResponse::Partial if conn.buf.len() >= MAX_RESPONSE_HEAD => {
-                return Err(Delivery::Upstream(UpstreamError::Protocol))
-            }
-            ParsedResponse::Partial => match read_more(&mut conn.io, &mut conn.buf).await {
-                Ok(0) if conn.buf.is_empty() => return Err(Delivery::Stale),
-                Ok(0) => return Err(Delivery::Upstream(UpstreamError::Reset)),
-                Ok(_) => {}
-                Err(err) => return Err(upstream_io(&err, conn.buf.is_empty())),
-            },
+    // Interim (1xx) heads go to the client as they come.
+    while !next_head(conn, &mut client.resp, is_head).await? {
+        let mut interim = Vec::new();
+        encode::response_head(&mut interim, &conn.buf, &client.resp, false);
+        conn.buf.advance(client.resp.len);
+        if client.io.write_all(&interim).await.is_err() {
+            return Err(Delivery::ClientGone);
         }
     }
+    Ok(())
 }
 
 /// Writes the response head and relays its body; pools the upstream connection if the

@@ -17,6 +17,7 @@
 
 pub(crate) mod client;
 mod conn;
+mod delivery;
 mod encode;
 mod exchange;
 pub mod gate;
