@@ -14,6 +14,9 @@
 //! form, no route — hands the connection to hyper's server for the rest of its life, with the
 //! bytes already read put back in front, behind the `gate` that holds hyper's heads to the same
 //! rules.
+//!
+//! What hyper's server and the HTTP/2 server take still reaches HTTP/1 upstreams through this
+//! engine's connections and response parser (`client`): one HTTP/1 client for both paths.
 
 pub(crate) mod client;
 mod conn;
