@@ -22,6 +22,7 @@ use http_body::Body;
 use tokio::io::AsyncWriteExt;
 
 use super::delivery::{final_head, Delivery};
+use super::encode::field;
 use super::head::ResponseHead;
 use crate::field::Kind;
 use crate::framing::Framing;
@@ -113,13 +114,6 @@ fn encode_head(out: &mut Vec<u8>, parts: &Parts, body: &RequestBody) -> Framing 
     };
     out.extend_from_slice(b"\r\n");
     framing
-}
-
-fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
 }
 
 /// Writes the head and the body, then reads up to the final response head (interim 1xx

@@ -102,7 +102,8 @@ fn status_line(out: &mut Vec<u8>, status: u16, reason: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+/// One field line.
+pub(super) fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);

@@ -19,7 +19,7 @@ use super::endpoint::RawLease;
 use super::raw::RawConn;
 use super::received::BoxError;
 use crate::buffer;
-use crate::framing::{BodyError, Chunked, Framing, Piece};
+use crate::framing::{BodyCursor, BodyError, Framing, Piece};
 
 /// Trailer section bytes taken at most; past it the body is malformed.
 const MAX_TRAILERS: usize = 16 * 1024;
@@ -31,7 +31,8 @@ pub struct PooledBody {
     conn: Option<RawConn>,
     /// Counts the exchange as outstanding until the body ends.
     lease: Option<RawLease>,
-    left: Left,
+    /// What is left of the body (the same cursor the byte engine frames bodies with).
+    left: BodyCursor,
     /// The upstream keeps the connection open after this response.
     reusable: bool,
     reads: buffer::BodyReads,
@@ -41,13 +42,6 @@ pub struct PooledBody {
     trailers: Option<HeaderMap>,
     /// Why the body broke off, told at the next poll (`fail`).
     broken: Option<BoxError>,
-}
-
-enum Left {
-    Length(u64),
-    Chunked(Chunked),
-    Close,
-    Done,
 }
 
 #[derive(Debug)]
@@ -65,12 +59,7 @@ impl PooledBody {
     /// The body after a response head; `conn.buf` holds what was read past the head.
     /// `reusable`: the upstream's head did not close the connection.
     pub fn new(conn: RawConn, lease: RawLease, framing: Framing, reusable: bool) -> Self {
-        let left = match framing {
-            Framing::Empty | Framing::Length(0) => Left::Done,
-            Framing::Length(n) => Left::Length(n),
-            Framing::Chunked => Left::Chunked(Chunked::default()),
-            Framing::Close => Left::Close,
-        };
+        let left = BodyCursor::new(framing);
         let mut body = PooledBody {
             conn: Some(conn),
             lease: Some(lease),
@@ -82,7 +71,7 @@ impl PooledBody {
             trailers: None,
             broken: None,
         };
-        if matches!(body.left, Left::Done) {
+        if matches!(body.left, BodyCursor::Done) {
             body.finish();
         }
         body
@@ -90,7 +79,7 @@ impl PooledBody {
 
     /// The body ended: the connection goes back when nothing unasked followed it.
     fn finish(&mut self) {
-        self.left = Left::Done;
+        self.left = BodyCursor::Done;
         if let (Some(mut conn), Some(lease)) = (self.conn.take(), self.lease.take()) {
             if self.reusable && conn.buf.is_empty() {
                 buffer::settle(&mut conn.buf);
@@ -105,7 +94,7 @@ impl PooledBody {
     /// body cut short — a head and part of a body, then the connection's end — rather than
     /// nothing at all.
     fn fail(&mut self, err: BoxError) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        self.left = Left::Done;
+        self.left = BodyCursor::Done;
         self.conn = None;
         self.lease = None;
         self.trailers = None;
@@ -120,7 +109,7 @@ impl PooledBody {
         };
         // A body of known length asks for no more room than it has left.
         let most = match self.left {
-            Left::Length(left) => usize::try_from(left).unwrap_or(usize::MAX),
+            BodyCursor::Length(left) => usize::try_from(left).unwrap_or(usize::MAX),
             _ => usize::MAX,
         };
         // Cancel-safe: a read that is not ready now is simply made again.
@@ -150,7 +139,7 @@ impl PooledBody {
         if left == 0 {
             self.finish();
         } else {
-            self.left = Left::Length(left);
+            self.left = BodyCursor::Length(left);
         }
         Poll::Ready(Some(Ok(Frame::data(data))))
     }
@@ -182,7 +171,7 @@ impl PooledBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         loop {
-            let Left::Chunked(chunked) = &mut self.left else {
+            let BodyCursor::Chunked(chunked) = &mut self.left else {
                 return Poll::Ready(None);
             };
             let Some(conn) = self.conn.as_mut() else {
@@ -287,13 +276,13 @@ impl http_body::Body for PooledBody {
             return Poll::Ready(Some(Err(err)));
         }
         let polled = match &this.left {
-            Left::Done => Poll::Ready(this.trailers.take().map(|t| Ok(Frame::trailers(t)))),
-            Left::Length(left) => {
+            BodyCursor::Done => Poll::Ready(this.trailers.take().map(|t| Ok(Frame::trailers(t)))),
+            BodyCursor::Length(left) => {
                 let left = *left;
                 this.poll_length(cx, left)
             }
-            Left::Chunked(_) => this.poll_chunked(cx),
-            Left::Close => this.poll_close_delimited(cx),
+            BodyCursor::Chunked(_) => this.poll_chunked(cx),
+            BodyCursor::Close => this.poll_close_delimited(cx),
         };
         if this.broken.is_some() {
             cx.waker().wake_by_ref();
@@ -302,13 +291,13 @@ impl http_body::Body for PooledBody {
     }
 
     fn is_end_stream(&self) -> bool {
-        matches!(self.left, Left::Done) && self.trailers.is_none() && self.broken.is_none()
+        matches!(self.left, BodyCursor::Done) && self.trailers.is_none() && self.broken.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
         match self.left {
-            Left::Length(n) => SizeHint::with_exact(n),
-            Left::Done if self.trailers.is_none() && self.broken.is_none() => {
+            BodyCursor::Length(n) => SizeHint::with_exact(n),
+            BodyCursor::Done if self.trailers.is_none() && self.broken.is_none() => {
                 SizeHint::with_exact(0)
             }
             _ => SizeHint::default(),
