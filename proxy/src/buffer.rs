@@ -17,7 +17,7 @@ const MIN_ROOM: usize = 512;
 /// Bodies stream through in reads of up to this much.
 const LARGEST: usize = 64 * 1024;
 /// Past this, a buffer emptied after an exchange is given back.
-const KEEP: usize = 4 * INITIAL;
+pub const KEEP: usize = 4 * INITIAL;
 
 /// Reads whatever arrives next (a head, or the part of one still missing).
 pub async fn read_more<R: AsyncRead + Unpin>(io: &mut R, buf: &mut BytesMut) -> io::Result<usize> {

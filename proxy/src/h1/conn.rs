@@ -15,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use super::exchange::{exchange, refuse, After, ClientSide};
 use super::gate::Gate;
 use super::head::{HeadFields, Parsed};
+use super::scratch;
 use super::strict::Refusal;
 use crate::buffer::{self, read_more};
 use crate::deadline::{Deadline, DeadlineIo};
@@ -140,7 +141,7 @@ impl<I> Graceful for Connection<I> {
 }
 
 async fn serve<I>(
-    io: DeadlineIo<I>,
+    mut io: DeadlineIo<I>,
     deadline: Deadline,
     state: Arc<(Arc<Proxy>, ClientInfo)>,
     limits: Limits,
@@ -150,77 +151,101 @@ where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (proxy, info) = (&state.0, &state.1);
-    let mut client = ClientSide::new(io);
     loop {
-        // Phase: the request head, within the header-read deadline.
-        flags.idle.store(client.buf.is_empty(), Ordering::Release);
-        let parsed = loop {
-            if !client.buf.is_empty() {
-                match client.head.parse(&client.buf, limits.max_headers) {
-                    Parsed::Partial if client.buf.len() < limits.max_header_bytes => {}
-                    Parsed::Partial => break Parsed::Refused(Refusal::HeadTooLarge),
-                    done => break done,
-                }
-            }
-            match read_more(&mut client.io, &mut client.buf).await {
-                Ok(0) => return close(client).await,
-                Ok(_) => flags.idle.store(false, Ordering::Release),
-                Err(err) => {
-                    tracing::debug!(error = %err, "client connection ended while reading a head");
-                    return Ended::Closed;
-                }
+        // Idle: nothing read, and no buffers held until the next request's first bytes come.
+        flags.idle.store(true, Ordering::Release);
+        let scratch = match scratch::first_bytes(&mut io).await {
+            Ok(Some(scratch)) => scratch,
+            Ok(None) => return close(&mut io).await,
+            Err(err) => {
+                tracing::debug!(error = %err, "idle client connection ended");
+                return Ended::Closed;
             }
         };
-        match parsed {
-            Parsed::Hyper => return handover(client),
-            Parsed::Refused(refusal) => {
-                refuse(&mut client, info, refusal).await;
-                return close(client).await;
-            }
-            Parsed::Complete | Parsed::Partial => {}
-        }
+        flags.idle.store(false, Ordering::Release);
+        let mut client = ClientSide::new(io, scratch);
 
-        // Phases: match, then choose. What this engine does not forward itself (no route,
-        // HTTP/2 or TLS-less upstream shapes, mirrors) goes to hyper, which answers it as it
-        // always has.
-        let table = proxy.table().load();
-        let fields = HeadFields {
-            buf: &client.buf,
-            list: &client.head.list,
-        };
-        let found = pipeline::match_route(
-            &table,
-            client.head.host(&client.buf),
-            client.head.method(&client.buf),
-            client.head.target(&client.buf),
-            &fields,
-        );
-        let Some(route) = found.filter(|r| r.h1_passthrough) else {
-            return handover(client);
-        };
-        // A route with no weight anywhere: hyper answers it.
-        let Some(mut chosen) = Exchange::choose(route, &fields) else {
-            return handover(client);
-        };
-        deadline.clear();
+        // Every request read, pipelined ones included.
+        loop {
+            // Phase: the request head, within the header-read deadline.
+            let parsed = loop {
+                if !client.scratch.buf.is_empty() {
+                    let scratch = &mut *client.scratch;
+                    match scratch.head.parse(&scratch.buf, limits.max_headers) {
+                        Parsed::Partial if scratch.buf.len() < limits.max_header_bytes => {}
+                        Parsed::Partial => break Parsed::Refused(Refusal::HeadTooLarge),
+                        done => break done,
+                    }
+                }
+                match read_more(&mut client.io, &mut client.scratch.buf).await {
+                    Ok(0) => return close(&mut client.io).await,
+                    Ok(_) => {}
+                    Err(err) => {
+                        tracing::debug!(error = %err, "client connection ended while reading a head");
+                        return Ended::Closed;
+                    }
+                }
+            };
+            match parsed {
+                Parsed::Hyper => return handover(client),
+                Parsed::Refused(refusal) => {
+                    refuse(&mut client, info, refusal).await;
+                    return close(&mut client.io).await;
+                }
+                Parsed::Complete | Parsed::Partial => {}
+            }
 
-        // The rest of the phases, as bytes.
-        let closing = flags.draining.load(Ordering::Acquire);
-        let after = exchange(&mut client, info, &mut chosen, closing).await;
-        if after == After::Close || flags.draining.load(Ordering::Acquire) {
-            return close(client).await;
+            // Phases: match, then choose. What this engine does not forward itself (no route,
+            // HTTP/2 or TLS-less upstream shapes, mirrors) goes to hyper, which answers it as
+            // it always has.
+            let table = proxy.table().load();
+            let head = &client.scratch.head;
+            let buf = &client.scratch.buf;
+            let fields = HeadFields {
+                buf,
+                list: &head.list,
+            };
+            let found = pipeline::match_route(
+                &table,
+                head.host(buf),
+                head.method(buf),
+                head.target(buf),
+                &fields,
+            );
+            let Some(route) = found.filter(|r| r.h1_passthrough) else {
+                return handover(client);
+            };
+            // A route with no weight anywhere: hyper answers it.
+            let Some(mut chosen) = Exchange::choose(route, &fields) else {
+                return handover(client);
+            };
+            deadline.clear();
+
+            // The rest of the phases, as bytes.
+            let closing = flags.draining.load(Ordering::Acquire);
+            let after = exchange(&mut client, info, &mut chosen, closing).await;
+            if after == After::Close || flags.draining.load(Ordering::Acquire) {
+                return close(&mut client.io).await;
+            }
+            buffer::settle(&mut client.scratch.buf);
+            deadline.set(Instant::now(), limits.head_timeout);
+            if client.scratch.buf.is_empty() {
+                break;
+            }
         }
-        buffer::settle(&mut client.buf);
-        deadline.set(Instant::now(), limits.head_timeout);
+        io = client.into_io();
     }
 }
 
 fn handover<I>(client: ClientSide<I>) -> Ended<I> {
-    Ended::Handover(client.io, client.buf.freeze())
+    let ClientSide { io, mut scratch } = client;
+    let read = std::mem::take(&mut scratch.buf).freeze();
+    scratch::give_back(scratch);
+    Ended::Handover(io, read)
 }
 
 /// Ends the connection with a FIN (and a TLS close_notify), waiting briefly at most.
-async fn close<I: AsyncWrite + Unpin>(mut client: ClientSide<I>) -> Ended<I> {
-    let _ = tokio::time::timeout(Duration::from_secs(1), client.io.shutdown()).await;
+async fn close<I: AsyncWrite + Unpin>(io: &mut DeadlineIo<I>) -> Ended<I> {
+    let _ = tokio::time::timeout(Duration::from_secs(1), io.shutdown()).await;
     Ended::Closed
 }

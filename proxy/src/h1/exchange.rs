@@ -6,13 +6,14 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::{Buf, BytesMut};
+use bytes::Buf;
 use http::StatusCode;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use super::delivery::{next_head, Delivery};
 use super::encode;
-use super::head::{Framing, RequestHead, ResponseHead};
+use super::head::Framing;
+use super::scratch::{self, Scratch};
 use super::strict::Refusal;
 use crate::buffer::{self, BodyReads};
 use crate::deadline::DeadlineIo;
@@ -21,27 +22,23 @@ use crate::pipeline::{self, ClientInfo, Exchange, Failure, Transport, Undelivere
 use crate::stats::UpstreamError;
 use crate::upstream::{Endpoint, RawConn, RawLease};
 
-/// A client connection's bytes and the scratch space its exchanges reuse.
+/// A client connection while it serves requests: its bytes, and the scratch space its
+/// exchanges use (taken from the thread's stock when a request's first bytes came; an idle
+/// connection holds only its `io`).
 pub struct ClientSide<I> {
     pub io: DeadlineIo<I>,
-    /// Read from the client and not yet forwarded: the current head, body bytes, pipelined
-    /// requests.
-    pub buf: BytesMut,
-    /// The head (and first body bytes) being written to the other leg.
-    out: Vec<u8>,
-    pub head: RequestHead,
-    resp: ResponseHead,
+    pub scratch: Box<Scratch>,
 }
 
-impl<I: AsyncRead + AsyncWrite + Unpin> ClientSide<I> {
-    pub fn new(io: DeadlineIo<I>) -> Self {
-        ClientSide {
-            io,
-            buf: BytesMut::with_capacity(buffer::INITIAL),
-            out: Vec::new(),
-            head: RequestHead::default(),
-            resp: ResponseHead::default(),
-        }
+impl<I> ClientSide<I> {
+    pub fn new(io: DeadlineIo<I>, scratch: Box<Scratch>) -> Self {
+        ClientSide { io, scratch }
+    }
+
+    /// Falls idle: the scratch space goes back to the stock.
+    pub fn into_io(self) -> DeadlineIo<I> {
+        scratch::give_back(self.scratch);
+        self.io
     }
 }
 
@@ -52,7 +49,7 @@ pub enum After {
     Close,
 }
 
-/// Forwards the request whose head `client.head` describes and answers the client.
+/// Forwards the request whose head `client.scratch.head` describes and answers the client.
 /// `closing`: the connection closes after this exchange whatever the messages say.
 pub async fn exchange<I>(
     client: &mut ClientSide<I>,
@@ -63,20 +60,25 @@ pub async fn exchange<I>(
 where
     I: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let close = closing || client.head.list.close;
-    let is_head = client.head.is_head(&client.buf);
+    let close = closing || client.scratch.head.list.close;
+    let is_head = client.scratch.head.is_head(&client.scratch.buf);
     // RFC 9110 §9.2.2: only idempotent requests may be sent again on their own.
     let idempotent = matches!(
-        &client.buf[client.head.method.clone()],
+        &client.scratch.buf[client.scratch.head.method.clone()],
         b"GET" | b"HEAD" | b"OPTIONS" | b"PUT" | b"DELETE" | b"TRACE"
     );
-    let mut body = BodyCursor::new(client.head.framing);
+    let mut body = BodyCursor::new(client.scratch.head.framing);
 
     // Rewrite: the upstream's head, and as much of the body as has arrived, in one write.
-    client.out.clear();
-    encode::request_head(&mut client.out, &client.buf, &client.head, info);
-    let head_len = client.head.len;
-    let Ok(prefix) = body.take(&client.buf[head_len..]) else {
+    client.scratch.out.clear();
+    encode::request_head(
+        &mut client.scratch.out,
+        &client.scratch.buf,
+        &client.scratch.head,
+        info,
+    );
+    let head_len = client.scratch.head.len;
+    let Ok(prefix) = body.take(&client.scratch.buf[head_len..]) else {
         return local(
             client,
             StatusCode::BAD_REQUEST,
@@ -86,9 +88,10 @@ where
         .await;
     };
     client
+        .scratch
         .out
-        .extend_from_slice(&client.buf[head_len..head_len + prefix]);
-    client.buf.advance(head_len + prefix);
+        .extend_from_slice(&client.scratch.buf[head_len..head_len + prefix]);
+    client.scratch.buf.advance(head_len + prefix);
     // The whole request is in `out`: it can be written again to a fresh connection.
     let resendable = body.is_done() && idempotent;
 
@@ -101,7 +104,7 @@ where
     };
     match pipeline::forward(exchange, &mut leg).await {
         Ok((conn, lease)) => {
-            exchange.record(&exchange.response_outcome(client.resp.status));
+            exchange.record(&exchange.response_outcome(client.scratch.resp.status));
             respond(client, conn, lease, close).await
         }
         Err(Failure::ClientGone) => After::Close,
@@ -113,13 +116,13 @@ where
     }
 }
 
-/// The request on its way as bytes: its head (and first body bytes) in `client.out`, the rest
+/// The request on its way as bytes: its head (and first body bytes) in `client.scratch.out`, the rest
 /// read from the client as the upstream takes it.
 struct ByteLeg<'c, I> {
     client: &'c mut ClientSide<I>,
     body: &'c mut BodyCursor,
     is_head: bool,
-    /// Whole in `client.out` and idempotent: it may be written again to a fresh connection.
+    /// Whole in `client.scratch.out` and idempotent: it may be written again to a fresh connection.
     resendable: bool,
 }
 
@@ -166,26 +169,28 @@ async fn deliver<I>(
 where
     I: AsyncRead + AsyncWrite + Unpin,
 {
-    if let Err(err) = conn.io.write_all(&client.out).await {
+    if let Err(err) = conn.io.write_all(&client.scratch.out).await {
         return Err(Delivery::upstream_io(&err, true));
     }
     let mut reads = BodyReads::new();
     while !body.is_done() {
-        match reads.read(&mut client.io, &mut client.buf).await {
+        match reads.read(&mut client.io, &mut client.scratch.buf).await {
             Ok(0) | Err(_) => return Err(Delivery::ClientGone),
             Ok(_) => {}
         }
-        let n = body.take(&client.buf).map_err(|_| Delivery::ClientGone)?;
-        if let Err(err) = conn.io.write_all(&client.buf[..n]).await {
+        let n = body
+            .take(&client.scratch.buf)
+            .map_err(|_| Delivery::ClientGone)?;
+        if let Err(err) = conn.io.write_all(&client.scratch.buf[..n]).await {
             return Err(Delivery::upstream_io(&err, false));
         }
-        client.buf.advance(n);
+        client.scratch.buf.advance(n);
     }
     // Interim (1xx) heads go to the client as they come.
-    while !next_head(conn, &mut client.resp, is_head).await? {
+    while !next_head(conn, &mut client.scratch.resp, is_head).await? {
         let mut interim = Vec::new();
-        encode::response_head(&mut interim, &conn.buf, &client.resp, false);
-        conn.buf.advance(client.resp.len);
+        encode::response_head(&mut interim, &conn.buf, &client.scratch.resp, false);
+        conn.buf.advance(client.scratch.resp.len);
         if client.io.write_all(&interim).await.is_err() {
             return Err(Delivery::ClientGone);
         }
@@ -204,21 +209,22 @@ async fn respond<I>(
 where
     I: AsyncRead + AsyncWrite + Unpin,
 {
-    let resp = &client.resp;
+    let resp = &client.scratch.resp;
     // A body that ends when the upstream closes ends the client's connection too.
     let close = close || resp.framing == Framing::Close;
     let mut body = BodyCursor::new(resp.framing);
-    client.out.clear();
-    encode::response_head(&mut client.out, &conn.buf, resp, close);
+    client.scratch.out.clear();
+    encode::response_head(&mut client.scratch.out, &conn.buf, resp, close);
     let Ok(first) = body.take(&conn.buf[resp.len..]) else {
         return After::Close;
     };
     client
+        .scratch
         .out
         .extend_from_slice(&conn.buf[resp.len..resp.len + first]);
     conn.buf.advance(resp.len + first);
     let upstream_keeps = !resp.close;
-    if client.io.write_all(&client.out).await.is_err() {
+    if client.io.write_all(&client.scratch.out).await.is_err() {
         return After::Close;
     }
     let mut reads = BodyReads::new();
@@ -246,7 +252,7 @@ where
         buffer::settle(&mut conn.buf);
         lease.endpoint().give_back_raw(conn);
     }
-    buffer::settle_vec(&mut client.out);
+    buffer::settle_vec(&mut client.scratch.out);
     if close {
         After::Close
     } else {
@@ -268,9 +274,9 @@ async fn local<I>(client: &mut ClientSide<I>, status: StatusCode, cause: &str, c
 where
     I: AsyncRead + AsyncWrite + Unpin,
 {
-    client.out.clear();
-    encode::local_response(&mut client.out, status, cause, close);
-    if client.io.write_all(&client.out).await.is_err() || close {
+    client.scratch.out.clear();
+    encode::local_response(&mut client.scratch.out, status, cause, close);
+    if client.io.write_all(&client.scratch.out).await.is_err() || close {
         After::Close
     } else {
         After::KeepAlive

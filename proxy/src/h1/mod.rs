@@ -4,8 +4,9 @@
 //! forwards most fields unchanged that was most of its user-space work per request. Here a
 //! head is parsed once (httparse) into offsets, routing reads fields in place, the other leg
 //! gets the same bytes less the hop-by-hop fields plus the forwarding ones, and bodies are
-//! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 1 KiB and
-//! grow only while a large body passes.
+//! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 512 bytes,
+//! grow only while a large body passes, and are held only while a request is in flight: an idle
+//! connection gives them back to a per-thread stock (`scratch`).
 //!
 //! Every head is held to the strict rules (`strict`) first; a refused one is answered and the
 //! connection closed. The engine serves the common shape only: HTTP/1.1, origin-form,
@@ -25,6 +26,7 @@ mod encode;
 mod exchange;
 pub mod gate;
 pub mod head;
+mod scratch;
 pub mod strict;
 
 pub use crate::framing::{BodyCursor, Framing};
