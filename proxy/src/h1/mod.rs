@@ -31,3 +31,4 @@ pub mod strict;
 
 pub use crate::framing::{BodyCursor, Framing};
 pub use conn::{Connection, Limits, ToHyper};
+pub use scratch::release as release_scratch;

@@ -91,7 +91,9 @@ pub async fn serve(
         tokio::spawn(async move {
             let _admitted = admitted;
             match tls {
-                None => match sniff(&tcp, handshake_timeout).await {
+                // Boxed: its timers are 400 bytes, and inline they would size the task of every
+                // connection for as long as it stays open, not just while its first bytes come.
+                None => match Box::pin(sniff(&tcp, handshake_timeout)).await {
                     Some(protocol) => conn.serve(tcp, protocol, false).await,
                     None => tracing::debug!(%peer, "connection closed or silent before a request"),
                 },
