@@ -116,13 +116,14 @@ where
     }
 }
 
-/// The request on its way as bytes: its head (and first body bytes) in `client.scratch.out`, the rest
-/// read from the client as the upstream takes it.
+/// The request on its way as bytes: its head (and first body bytes) in `client.scratch.out`,
+/// the rest read from the client as the upstream takes it.
 struct ByteLeg<'c, I> {
     client: &'c mut ClientSide<I>,
     body: &'c mut BodyCursor,
     is_head: bool,
-    /// Whole in `client.scratch.out` and idempotent: it may be written again to a fresh connection.
+    /// Whole in `client.scratch.out` and idempotent: it may be written again to a fresh
+    /// connection.
     resendable: bool,
 }
 

@@ -18,7 +18,7 @@ use tokio::io::AsyncRead;
 use super::head::{RequestHead, ResponseHead};
 use crate::buffer;
 
-/// Scratch spaces kept in stock per thread at most: more than one worker has requests in
+/// Scratch spaces kept in stock per thread at most: more than the requests one worker has in
 /// flight at once under heavy load (past it, each request beyond allocates and frees its space:
 /// with 128, 256 connections on one worker cost up to 15 % more instructions a request). About
 /// 1 KiB each; the trim after many clients leave empties the stocks (`release`).
@@ -122,21 +122,14 @@ pub async fn first_bytes<R: AsyncRead + Unpin>(io: &mut R) -> io::Result<Option<
             let mut reading = pin!(buffer::read_more(io, &mut scratch.buf));
             reading.as_mut().poll(cx)
         };
-        match read {
-            Poll::Ready(Ok(n)) if n > 0 => Poll::Ready(Ok(Some(scratch))),
-            Poll::Ready(Ok(_)) => {
-                give_back(scratch);
-                Poll::Ready(Ok(None))
-            }
-            Poll::Ready(Err(err)) => {
-                give_back(scratch);
-                Poll::Ready(Err(err))
-            }
-            Poll::Pending => {
-                give_back(scratch);
-                Poll::Pending
+        if let Poll::Ready(Ok(n)) = read {
+            if n > 0 {
+                return Poll::Ready(Ok(Some(scratch)));
             }
         }
+        // Nothing came (or the connection ended): hold nothing while waiting.
+        give_back(scratch);
+        read.map(|ended| ended.map(|_| None))
     })
     .await
 }
