@@ -34,9 +34,9 @@ pub async fn trim_after_closes(connections: Arc<ConnectionLimit>) {
         peak = peak.max(connections.take_peak());
         let open = connections.open();
         if peak - open.min(peak) >= CLOSED_BEFORE_TRIM {
-            // The request buffers kept in stock were taken while the clients were here, from
+            // The request buffers and futures kept in stock were taken while the clients were here, from
             // all over the heap: freed first, they no longer hold pages the trim could give.
-            weir_proxy::h1::release_scratch();
+            weir_proxy::release_stocks();
             // Off the runtime's threads: it may take milliseconds on a large heap.
             let trimmed = tokio::task::spawn_blocking(trim).await.unwrap_or(false);
             tracing::debug!(

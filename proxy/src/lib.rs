@@ -17,8 +17,12 @@ pub mod pipeline;
 pub mod plane;
 pub mod problems;
 pub mod stats;
+mod stock;
 pub mod table;
 pub mod table_spec;
 pub mod upstream;
 
 pub use plane::DataPlane;
+/// Empties the per-thread stocks of request buffers and busy connections' futures, before a
+/// trim of the heap.
+pub use stock::release as release_stocks;

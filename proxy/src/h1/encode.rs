@@ -102,7 +102,8 @@ fn status_line(out: &mut Vec<u8>, status: u16, reason: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// One field line.
+/// One field line. (Inline: called for every field of every head; its copies are the work.)
+#[inline]
 pub(super) fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");

@@ -48,7 +48,8 @@ impl FieldList {
     }
 
     /// Whether this field is hop-by-hop for this message (fixed ones, and those `Connection`
-    /// names).
+    /// names). Inline: asked of every field of every head, and nearly always the first arm.
+    #[inline]
     pub fn is_hop_by_hop(&self, buf: &[u8], field: &Field) -> bool {
         match field.kind {
             kind if kind.is_hop_by_hop() => true,

@@ -6,7 +6,8 @@
 //! gets the same bytes less the hop-by-hop fields plus the forwarding ones, and bodies are
 //! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 512 bytes,
 //! grow only while a large body passes, and are held only while a request is in flight: an idle
-//! connection gives them back to a per-thread stock (`scratch`).
+//! connection gives them back to a per-thread stock (`scratch`), as it does the future that
+//! serves its requests (`conn`).
 //!
 //! Every head is held to the strict rules (`strict`) first; a refused one is answered and the
 //! connection closed. The engine serves the common shape only: HTTP/1.1, origin-form,
@@ -30,5 +31,4 @@ mod scratch;
 pub mod strict;
 
 pub use crate::framing::{BodyCursor, Framing};
-pub use conn::{Connection, Limits, ToHyper};
-pub use scratch::release as release_scratch;
+pub use conn::{connection, Limits, ToHyper};

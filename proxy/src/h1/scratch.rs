@@ -6,23 +6,23 @@
 //! socket and task (massif, 1,000 idle connections). Taken from the stock, the keep-alive path
 //! still allocates nothing per request.
 
-use std::future::Future;
 use std::io;
-use std::pin::pin;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::task::Poll;
+use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
 
 use bytes::BytesMut;
-use tokio::io::AsyncRead;
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::head::{RequestHead, ResponseHead};
 use crate::buffer;
+use crate::stock::Shelf;
 
 /// Scratch spaces kept in stock per thread at most: more than the requests one worker has in
 /// flight at once under heavy load (past it, each request beyond allocates and frees its space:
 /// with 128, 256 connections on one worker cost up to 15 % more instructions a request). About
-/// 1 KiB each; the trim after many clients leave empties the stocks (`release`).
-const STOCK: usize = 512;
+/// 1 KiB each; the trim after many clients leave empties the stocks (`stock::release`).
+pub const STOCK: usize = 512;
 
 /// What a client connection uses only while it serves a request: boxed, so that taking it from
 /// the stock and giving it back moves a pointer.
@@ -38,33 +38,18 @@ pub struct Scratch {
     pub resp: ResponseHead,
 }
 
-/// One thread's stock. A mutex only so that `release` can empty it from another thread: the
-/// thread it belongs to is the only other one to lock it, so it is never contended.
-// Boxes, not values: a connection takes and returns its space as a pointer.
-#[allow(clippy::vec_box)]
-type Stock = Mutex<Vec<Box<Scratch>>>;
-
-/// Every thread's stock, for `release`.
-static STOCKS: Mutex<Vec<Weak<Stock>>> = Mutex::new(Vec::new());
-
 thread_local! {
-    static STOCKED: Arc<Stock> = {
-        let stock = Arc::new(Mutex::new(Vec::new()));
-        lock(&STOCKS).push(Arc::downgrade(&stock));
-        stock
-    };
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    /// This thread's stock of scratch spaces.
+    static SHELF: Shelf<Scratch> = Shelf::here();
 }
 
 /// Scratch space for a request: from this thread's stock, or new.
 pub fn take() -> Box<Scratch> {
-    STOCKED
-        .try_with(|stock| lock(stock).pop())
+    SHELF
+        .try_with(|shelf| shelf.take())
         .ok()
         .flatten()
+        .map(Pin::into_inner)
         .unwrap_or_else(|| {
             Box::new(Scratch {
                 buf: BytesMut::with_capacity(buffer::INITIAL),
@@ -87,69 +72,47 @@ pub fn give_back(scratch: Box<Scratch>) {
         return;
     }
     // At thread exit the stock is gone: the space is simply freed.
-    let _ = STOCKED.try_with(|stock| {
-        let mut stock = lock(stock);
-        if stock.len() < STOCK {
-            stock.push(scratch);
-        }
-    });
+    let _ = SHELF.try_with(|shelf| shelf.give_back(Box::into_pin(scratch), STOCK));
 }
 
-/// Empties every thread's stock, for a trim of the heap after many clients left: stocked
-/// spaces were allocated while they were connected, all over the heap, and each pins the pages
-/// it sits on (with 128 a thread, a third of what 4,000 clients had grown the heap by stayed
-/// after they left). Traffic fills the stocks again as it needs.
-pub fn release() {
-    let mut stocks = lock(&STOCKS);
-    stocks.retain(|stock| match stock.upgrade() {
-        Some(stock) => {
-            // Freed outside the lock: the owning thread may be waiting for it.
-            let emptied = std::mem::take(&mut *lock(&stock));
-            drop(emptied);
-            true
-        }
-        None => false,
-    });
-}
-
-/// Waits on an idle connection for the first bytes of its next request, holding no scratch
-/// space while it waits: each attempt to read takes one from the stock and gives it back if
-/// nothing came. `None`: the client closed the connection.
-pub async fn first_bytes<R: AsyncRead + Unpin>(io: &mut R) -> io::Result<Option<Box<Scratch>>> {
-    std::future::poll_fn(|cx| {
-        let mut scratch = take();
-        let read = {
-            let mut reading = pin!(buffer::read_more(io, &mut scratch.buf));
-            reading.as_mut().poll(cx)
-        };
-        if let Poll::Ready(Ok(n)) = read {
-            if n > 0 {
-                return Poll::Ready(Ok(Some(scratch)));
-            }
-        }
-        // Nothing came (or the connection ended): hold nothing while waiting.
-        give_back(scratch);
-        read.map(|ended| ended.map(|_| None))
-    })
-    .await
+/// Polls an idle connection for the first bytes of its next request. While it waits it holds
+/// no scratch space: it reads into the stack and takes a space from the stock only when bytes
+/// came. `None`: the client closed the connection.
+pub fn poll_first_bytes<R: AsyncRead + Unpin>(
+    io: &mut R,
+    cx: &mut Context<'_>,
+) -> Poll<io::Result<Option<Box<Scratch>>>> {
+    let mut first = [MaybeUninit::<u8>::uninit(); buffer::INITIAL];
+    let mut read = ReadBuf::uninit(&mut first);
+    ready!(Pin::new(io).poll_read(cx, &mut read))?;
+    if read.filled().is_empty() {
+        return Poll::Ready(Ok(None));
+    }
+    let mut scratch = take();
+    scratch.buf.extend_from_slice(read.filled());
+    Poll::Ready(Ok(Some(scratch)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use bytes::Buf;
+    use std::future::Future;
     use tokio::io::AsyncWriteExt;
 
-    /// The tests that look at the stock, one at a time: `release` empties every thread's.
-    static SERIAL: Mutex<()> = Mutex::new(());
-
     fn stocked() -> usize {
-        STOCKED.with(|s| lock(s).len())
+        SHELF.with(|shelf| shelf.len())
+    }
+
+    fn first_bytes<'a>(
+        io: &'a mut tokio::io::DuplexStream,
+    ) -> impl Future<Output = io::Result<Option<Box<Scratch>>>> + 'a {
+        std::future::poll_fn(move |cx| poll_first_bytes(io, cx))
     }
 
     #[test]
     fn space_given_back_is_taken_again() {
-        let _serial = lock(&SERIAL);
+        let _serial = crate::stock::serial();
         let mut first = take();
         first.buf.extend_from_slice(b"GET / HTTP/1.1\r\n\r\n");
         let at: *const Scratch = &*first;
@@ -163,8 +126,8 @@ mod tests {
 
     #[test]
     fn space_holding_bytes_or_grown_large_is_not_stocked() {
-        let _serial = lock(&SERIAL);
-        STOCKED.with(|s| lock(s).clear());
+        let _serial = crate::stock::serial();
+        crate::stock::release();
         let mut held = take();
         held.buf.extend_from_slice(b"pipelined");
         give_back(held);
@@ -175,25 +138,18 @@ mod tests {
     }
 
     #[test]
-    fn release_empties_the_stock() {
-        let _serial = lock(&SERIAL);
-        give_back(take());
-        assert!(stocked() >= 1);
-        release();
-        assert_eq!(stocked(), 0);
-    }
-
-    #[test]
     fn waiting_for_a_request_holds_no_space() {
-        let _serial = lock(&SERIAL);
-        STOCKED.with(|s| lock(s).clear());
+        let _serial = crate::stock::serial();
+        crate::stock::release();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
+        give_back(take());
+        assert_eq!(stocked(), 1);
         runtime.block_on(async {
             let (mut client, mut server) = tokio::io::duplex(1024);
             let mut waiting = Box::pin(first_bytes(&mut server));
-            // Nothing sent yet: the attempt gave its space back.
+            // Nothing sent yet: the attempt to read took no space.
             let polled = std::future::poll_fn(|cx| Poll::Ready(waiting.as_mut().poll(cx))).await;
             assert!(polled.is_pending());
             assert_eq!(

@@ -263,7 +263,7 @@ impl Conn {
                             (builders.clone(), deadline.clone(), conn_state.clone());
                         Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
                     };
-                    let conn = h1::Connection::new(io, deadline, conn_state, limits, to_hyper);
+                    let conn = h1::connection(io, deadline, conn_state, limits, to_hyper);
                     member.watch(conn).await.map_err(BoxError::from)
                 } else {
                     let limits = builders.h1_limits;
