@@ -19,7 +19,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_rustls::server::TlsStream;
 
-use super::drain::{Drain, Graceful, Member};
+use super::drain::{Drain, Graceful, Member, Watched};
 use super::h2conn::{H2Connection, H2Settings};
 use super::h2stream;
 use super::limit::ConnectionLimit;
@@ -80,28 +80,34 @@ pub async fn serve(
         };
         let admitted = connections.admit(room);
         let _ = tcp.set_nodelay(true);
-        let conn = Conn {
+        let conn = Box::new(Conn {
             builders: builders.clone(),
             member: drain.join(),
             peer,
             proxy: proxy.clone(),
             accepted: Instant::now(),
-        };
+        });
         let tls = tls.clone();
-        let handshake_timeout = limits.header_read_timeout;
+        // What the task captures stays in it for the connection's whole life, even once moved
+        // on (an async block keeps its captures apart from what it moves them into): so it
+        // captures little — the socket, the place it was admitted to, and the rest boxed
+        // (`Conn`), freed once the connection is served.
         tokio::spawn(async move {
             let _admitted = admitted;
             match tls {
                 // Boxed: its timers are 400 bytes, and inline they would size the task of every
                 // connection for as long as it stays open, not just while its first bytes come.
-                None => match Box::pin(sniff(&tcp, handshake_timeout)).await {
+                None => match Box::pin(sniff(&tcp, conn.builders.head_timeout)).await {
                     Some(protocol) => conn.serve(tcp, protocol, false).await,
-                    None => tracing::debug!(%peer, "connection closed or silent before a request"),
+                    None => tracing::debug!(
+                        peer = %conn.peer,
+                        "connection closed or silent before a request"
+                    ),
                 },
                 // Boxed: inline, a TLS connection's state would size the task of every
                 // connection, plaintext ones too, for as long as each stays open (idle
                 // keep-alive connections are most of a sidecar's or an edge's).
-                Some(tls) => Box::pin(serve_tls(conn, tcp, tls, handshake_timeout, peer)).await,
+                Some(tls) => Box::pin(serve_tls(conn, tcp, tls)).await,
             }
         });
     }
@@ -114,17 +120,13 @@ pub async fn serve(
     }
 }
 
-/// A TLS client connection: the handshake within `limit`, then its protocol by ALPN.
-async fn serve_tls(
-    conn: Conn,
-    tcp: TcpStream,
-    tls: Arc<ReloadableTls>,
-    limit: Duration,
-    peer: SocketAddr,
-) {
+/// A TLS client connection: the handshake within the header-read timeout, then its protocol by
+/// ALPN.
+async fn serve_tls(conn: Box<Conn>, tcp: TcpStream, tls: Arc<ReloadableTls>) {
     // Boxed: a handshake's state is 1.3 KB, needed only until it ends; inline it would be part
     // of this future for the connection's life.
-    if let Some((stream, protocol)) = Box::pin(handshake(tcp, tls, limit, peer)).await {
+    let limit = conn.builders.head_timeout;
+    if let Some((stream, protocol)) = Box::pin(handshake(tcp, tls, limit, conn.peer)).await {
         conn.serve(stream, protocol, true).await
     }
 }
@@ -236,7 +238,45 @@ struct Conn {
 }
 
 impl Conn {
-    async fn serve<I>(self, io: I, protocol: Protocol, tls: bool)
+    /// Serves the connection to its end. Only what it needs to its end is kept across the
+    /// wait (an async fn's arguments stay in its future for its whole life, so they are small:
+    /// `Conn` is boxed and freed when the connection starts); what starts it is plain functions.
+    async fn serve<I>(self: Box<Self>, io: I, protocol: Protocol, tls: bool)
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let peer = self.peer;
+        let ended = match protocol {
+            Protocol::Http1 if self.builders.passthrough => {
+                (*self).passthrough(io, tls).await.map_err(BoxError::from)
+            }
+            Protocol::Http1 => (*self).hyper(io, tls).await.map_err(BoxError::from),
+            Protocol::Http2 => (*self).h2(io, tls).await.map_err(BoxError::from),
+        };
+        if let Err(err) = ended {
+            tracing::debug!(%peer, error = %err, "client connection ended with an error");
+        }
+    }
+
+    /// One shared value per connection: each request costs one reference count, not two.
+    fn state(proxy: Arc<Proxy>, peer: SocketAddr, tls: bool) -> Arc<(Arc<Proxy>, ClientInfo)> {
+        Arc::new((proxy, ClientInfo::new(peer.ip(), tls)))
+    }
+
+    /// The header-read timeout: from the connection's start, and from the end of each
+    /// response, until the next request head is complete (keep-alive idle included).
+    fn head_deadline(builders: &Builders, accepted: Instant) -> Deadline {
+        let deadline = Deadline::default();
+        deadline.set(accepted, builders.head_timeout);
+        deadline
+    }
+
+    /// HTTP/1 on weir's own engine, handed to hyper's server for what it does not serve.
+    fn passthrough<I>(
+        self,
+        io: I,
+        tls: bool,
+    ) -> Watched<impl Graceful<Output = Result<(), hyper::Error>>>
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -247,47 +287,57 @@ impl Conn {
             proxy,
             accepted,
         } = self;
-        // One shared value per connection: each request costs one reference count, not two.
-        let conn_state = Arc::new((proxy, ClientInfo::new(peer.ip(), tls)));
-        let ended = match protocol {
-            Protocol::Http1 => {
-                // The header-read timeout: from the connection's start, and from the end of each
-                // response, until the next request head is complete (keep-alive idle included).
-                let deadline = Deadline::default();
-                deadline.set(accepted, builders.head_timeout);
-                let io = DeadlineIo::new(io, deadline.clone());
-                if builders.passthrough {
-                    let limits = builders.h1_limits;
-                    let to_hyper: ToHyper<I> = {
-                        let (builders, deadline, state) =
-                            (builders.clone(), deadline.clone(), conn_state.clone());
-                        Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
-                    };
-                    let conn = h1::connection(io, deadline, conn_state, limits, to_hyper);
-                    member.watch(conn).await.map_err(BoxError::from)
-                } else {
-                    let limits = builders.h1_limits;
-                    let io = Gate::new(
-                        Bytes::new(),
-                        io,
-                        limits.max_header_bytes,
-                        limits.max_headers,
-                    );
-                    member
-                        .watch(hyper_h1(&builders, io, deadline, conn_state))
-                        .await
-                        .map_err(BoxError::from)
-                }
-            }
-            Protocol::Http2 => {
-                let start = move |req, respond| h2stream::serve(conn_state.clone(), req, respond);
-                let conn = H2Connection::new(io, &builders.h2, accepted, start);
-                member.watch(conn).await.map_err(BoxError::from)
-            }
+        let state = Self::state(proxy, peer, tls);
+        let deadline = Self::head_deadline(&builders, accepted);
+        let io = DeadlineIo::new(io, deadline.clone());
+        let limits = builders.h1_limits;
+        let to_hyper: ToHyper<I> = {
+            let (deadline, state) = (deadline.clone(), state.clone());
+            Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
         };
-        if let Err(err) = ended {
-            tracing::debug!(%peer, error = %err, "client connection ended with an error");
-        }
+        member.watch(h1::connection(io, deadline, state, limits, to_hyper))
+    }
+
+    /// HTTP/1 on hyper's server (`http1_engine: hyper`).
+    fn hyper<I>(self, io: I, tls: bool) -> Watched<impl Graceful<Output = Result<(), hyper::Error>>>
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let Conn {
+            builders,
+            member,
+            peer,
+            proxy,
+            accepted,
+        } = self;
+        let state = Self::state(proxy, peer, tls);
+        let deadline = Self::head_deadline(&builders, accepted);
+        let io = DeadlineIo::new(io, deadline.clone());
+        let limits = builders.h1_limits;
+        let io = Gate::new(
+            Bytes::new(),
+            io,
+            limits.max_header_bytes,
+            limits.max_headers,
+        );
+        member.watch(hyper_h1(&builders, io, deadline, state))
+    }
+
+    /// HTTP/2, prior knowledge or by ALPN.
+    fn h2<I>(self, io: I, tls: bool) -> Watched<impl Graceful<Output = Result<(), h2::Error>>>
+    where
+        I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let Conn {
+            builders,
+            member,
+            peer,
+            proxy,
+            accepted,
+        } = self;
+        let state = Self::state(proxy, peer, tls);
+        let start = move |req, respond| h2stream::serve(state.clone(), req, respond);
+        member.watch(H2Connection::new(io, &builders.h2, accepted, start))
     }
 }
 
