@@ -226,6 +226,9 @@ impl Builders {
     }
 }
 
+/// What every request on a connection shares: the proxy, and who the client is.
+type ConnState = Arc<(Arc<Proxy>, ClientInfo)>;
+
 /// One accepted client connection, before its protocol is known.
 struct Conn {
     builders: Arc<Builders>,
@@ -258,17 +261,28 @@ impl Conn {
         }
     }
 
-    /// One shared value per connection: each request costs one reference count, not two.
-    fn state(proxy: Arc<Proxy>, peer: SocketAddr, tls: bool) -> Arc<(Arc<Proxy>, ClientInfo)> {
-        Arc::new((proxy, ClientInfo::new(peer.ip(), tls)))
+    /// The watcher's place, the listener's settings, and the value every request on the
+    /// connection shares (one per connection: each request costs one reference count, not two).
+    fn parts(self, tls: bool) -> (Member, Arc<Builders>, ConnState) {
+        let state = Arc::new((self.proxy, ClientInfo::new(self.peer.ip(), tls)));
+        (self.member, self.builders, state)
     }
 
-    /// The header-read timeout: from the connection's start, and from the end of each
-    /// response, until the next request head is complete (keep-alive idle included).
-    fn head_deadline(builders: &Builders, accepted: Instant) -> Deadline {
+    /// What both HTTP/1 engines start from: the watcher's place, the listener's settings, the
+    /// connection's shared state, and `io` under the header-read deadline — from the
+    /// connection's start, and from the end of each response, until the next request head is
+    /// complete (keep-alive idle included).
+    fn http1<I>(
+        self,
+        io: I,
+        tls: bool,
+    ) -> (Member, Arc<Builders>, ConnState, Deadline, DeadlineIo<I>) {
+        let accepted = self.accepted;
+        let (member, builders, state) = self.parts(tls);
         let deadline = Deadline::default();
         deadline.set(accepted, builders.head_timeout);
-        deadline
+        let io = DeadlineIo::new(io, deadline.clone());
+        (member, builders, state, deadline, io)
     }
 
     /// HTTP/1 on weir's own engine, handed to hyper's server for what it does not serve.
@@ -280,16 +294,7 @@ impl Conn {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let Conn {
-            builders,
-            member,
-            peer,
-            proxy,
-            accepted,
-        } = self;
-        let state = Self::state(proxy, peer, tls);
-        let deadline = Self::head_deadline(&builders, accepted);
-        let io = DeadlineIo::new(io, deadline.clone());
+        let (member, builders, state, deadline, io) = self.http1(io, tls);
         let limits = builders.h1_limits;
         let to_hyper: ToHyper<I> = {
             let (deadline, state) = (deadline.clone(), state.clone());
@@ -303,16 +308,7 @@ impl Conn {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let Conn {
-            builders,
-            member,
-            peer,
-            proxy,
-            accepted,
-        } = self;
-        let state = Self::state(proxy, peer, tls);
-        let deadline = Self::head_deadline(&builders, accepted);
-        let io = DeadlineIo::new(io, deadline.clone());
+        let (member, builders, state, deadline, io) = self.http1(io, tls);
         let limits = builders.h1_limits;
         let io = Gate::new(
             Bytes::new(),
@@ -328,14 +324,8 @@ impl Conn {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let Conn {
-            builders,
-            member,
-            peer,
-            proxy,
-            accepted,
-        } = self;
-        let state = Self::state(proxy, peer, tls);
+        let accepted = self.accepted;
+        let (member, builders, state) = self.parts(tls);
         let start = move |req, respond| h2stream::serve(state.clone(), req, respond);
         member.watch(H2Connection::new(io, &builders.h2, accepted, start))
     }
