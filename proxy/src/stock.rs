@@ -7,9 +7,9 @@
 //! again per busy stretch went past glibc's per-thread cache (7 blocks of a size) to its main
 //! bins, about 300 instructions a request for a kilobyte-sized block.
 //!
-//! One stock per thread, one shelf in it per type. A mutex only so that `release` can empty the
-//! stocks from another thread: the thread a stock belongs to is the only other one to lock it,
-//! so it is never contended.
+//! One stock per thread, one shelf in it per type. Mutexes, so that `release` can empty the
+//! stocks from another thread and a task that moved threads can still use the shelf it found;
+//! nearly always only the owning thread locks them, so they are not contended.
 
 use std::any::Any;
 use std::pin::Pin;
@@ -130,10 +130,8 @@ pub fn release() {
 
 /// The tests that look at stocks, one at a time: `release` empties every thread's.
 #[cfg(test)]
-pub static SERIAL: Mutex<()> = Mutex::new(());
-
-#[cfg(test)]
 pub fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
     lock(&SERIAL)
 }
 

@@ -20,7 +20,7 @@ use super::strict::Refusal;
 use crate::buffer::{self, read_more};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::graceful::Graceful;
-use crate::pipeline::{self, ClientInfo, Exchange, Proxy};
+use crate::pipeline::{self, ConnState, Exchange};
 use crate::stock::Shelf;
 
 /// Client-side limits, as the listener has them.
@@ -50,7 +50,7 @@ enum Ended<I> {
 struct Shared {
     /// The header-read deadline its `io` enforces.
     deadline: Deadline,
-    state: Arc<(Arc<Proxy>, ClientInfo)>,
+    state: ConnState,
     limits: Limits,
     draining: AtomicBool,
 }
@@ -89,7 +89,7 @@ enum Stage<I, F> {
 pub fn connection<I>(
     io: DeadlineIo<I>,
     deadline: Deadline,
-    state: Arc<(Arc<Proxy>, ClientInfo)>,
+    state: ConnState,
     limits: Limits,
     to_hyper: ToHyper<I>,
 ) -> impl Graceful<Output = Result<(), hyper::Error>> + Send

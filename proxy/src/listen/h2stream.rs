@@ -4,7 +4,6 @@
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
-use std::sync::Arc;
 use std::task::Poll;
 
 use bytes::Bytes;
@@ -14,12 +13,12 @@ use http_body::Body;
 
 use crate::forward::body::ResponseBody;
 use crate::h2flow::{content_length, H2Body, Pump};
-use crate::pipeline::{ClientInfo, Proxy};
+use crate::pipeline::ConnState;
 use crate::upstream::Received;
 
 /// Serves one stream to its end.
 pub async fn serve(
-    state: Arc<(Arc<Proxy>, ClientInfo)>,
+    state: ConnState,
     req: Request<h2::RecvStream>,
     mut respond: h2::server::SendResponse<Bytes>,
 ) {

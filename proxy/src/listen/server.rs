@@ -30,7 +30,7 @@ use crate::forward::body::{BoxError, ResponseBody};
 use crate::forward::local_response;
 use crate::h1::gate::{self, Gate};
 use crate::h1::{self, ToHyper};
-use crate::pipeline::{ClientInfo, Proxy};
+use crate::pipeline::{ClientInfo, ConnState, Proxy};
 use crate::upstream::Received;
 
 /// Flips once, on SIGTERM/SIGINT: listeners stop accepting and drain.
@@ -90,8 +90,8 @@ pub async fn serve(
         let tls = tls.clone();
         // What the task captures stays in it for the connection's whole life, even once moved
         // on (an async block keeps its captures apart from what it moves them into): so it
-        // captures little — the socket, the place it was admitted to, and the rest boxed
-        // (`Conn`), freed once the connection is served.
+        // captures little — the socket, the place it was admitted to, the TLS settings, and
+        // the rest boxed (`Conn`), freed once the connection is served.
         tokio::spawn(async move {
             let _admitted = admitted;
             match tls {
@@ -226,9 +226,6 @@ impl Builders {
     }
 }
 
-/// What every request on a connection shares: the proxy, and who the client is.
-type ConnState = Arc<(Arc<Proxy>, ClientInfo)>;
-
 /// One accepted client connection, before its protocol is known.
 struct Conn {
     builders: Arc<Builders>,
@@ -262,7 +259,7 @@ impl Conn {
     }
 
     /// The watcher's place, the listener's settings, and the value every request on the
-    /// connection shares (one per connection: each request costs one reference count, not two).
+    /// connection shares.
     fn parts(self, tls: bool) -> (Member, Arc<Builders>, ConnState) {
         let state = Arc::new((self.proxy, ClientInfo::new(self.peer.ip(), tls)));
         (self.member, self.builders, state)
@@ -337,7 +334,7 @@ fn hyper_h1<J>(
     builders: &Builders,
     io: J,
     deadline: Deadline,
-    state: Arc<(Arc<Proxy>, ClientInfo)>,
+    state: ConnState,
 ) -> impl Graceful<Output = Result<(), hyper::Error>> + Send
 where
     J: AsyncRead + AsyncWrite + Unpin + Send + 'static,

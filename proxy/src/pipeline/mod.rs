@@ -79,6 +79,10 @@ impl ClientInfo {
     }
 }
 
+/// What every request on a client connection shares: the proxy, and who the client is (one
+/// value per connection: each request costs one reference count, not two).
+pub type ConnState = Arc<(Arc<Proxy>, ClientInfo)>;
+
 /// Phase 1, match: the route for a request's host (authority or Host, port and all) and
 /// target (the path, a query may follow), with its fields for header rules.
 pub fn match_route<'t, F: Fields + ?Sized>(
