@@ -1,5 +1,5 @@
 //! The heap: kept for reuse while traffic flows, given back to the system after many client
-//! connections close.
+//! connections close or are parked.
 //!
 //! Kept: glibc by default gives the top of its heap back as soon as 128 KiB there are free
 //! (and serves blocks over 128 KiB, until it adapts, with a fresh mapping each), so a body
@@ -11,29 +11,40 @@
 //! leaves, weir stays at its peak RSS (8,000 idle clients: 45.6 MiB with them, 45.8 MiB two
 //! seconds after they all left — benches/README.md, "Idle keep-alive clients"). `malloc_trim`
 //! hands the free pages back. It walks the heap and holds the allocator's locks while it does,
-//! so it runs only after a large drop in open connections, not on every close.
+//! so it runs only after a large drop in open connections, not on every close. A parked
+//! connection (`weir_proxy::listen`'s parking, after a second idle) frees its task, timer and
+//! registration too, but keeps nothing on the heap between them: many parked at once free whole
+//! pages, which stay with the process just the same until trimmed.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use weir_proxy::listen::ConnectionLimit;
 
-/// Open connections must fall this far below their peak before the heap is trimmed.
+/// Open connections must fall this far below their peak (or this many more be parked) before
+/// the heap is trimmed.
 const CLOSED_BEFORE_TRIM: usize = 1_000;
 /// How often the connection counts are read (two atomic operations).
 const CHECK_EVERY: Duration = Duration::from_secs(1);
 
 /// Runs until dropped: trims the heap once `CLOSED_BEFORE_TRIM` fewer client connections are
-/// open than at their peak since the last trim.
+/// open than at their peak since the last trim, or as many more are parked than at the fewest
+/// since then.
 pub async fn trim_after_closes(connections: Arc<ConnectionLimit>) {
     let mut tick = tokio::time::interval(CHECK_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let parked_gauge = connections.parked();
+    let parked_now = || usize::try_from(parked_gauge.get()).unwrap_or(0);
     let mut peak = 0;
+    let mut fewest_parked = parked_now();
     loop {
         tick.tick().await;
         peak = peak.max(connections.take_peak());
         let open = connections.open();
-        if peak - open.min(peak) >= CLOSED_BEFORE_TRIM {
+        let parked = parked_now();
+        fewest_parked = fewest_parked.min(parked);
+        let closed = peak - open.min(peak);
+        if closed >= CLOSED_BEFORE_TRIM || parked - fewest_parked >= CLOSED_BEFORE_TRIM {
             // The request buffers and futures kept in stock were taken while the clients were here, from
             // all over the heap: freed first, they no longer hold pages the trim could give.
             weir_proxy::release_stocks();
@@ -42,10 +53,12 @@ pub async fn trim_after_closes(connections: Arc<ConnectionLimit>) {
             tracing::debug!(
                 peak,
                 open,
+                parked,
                 trimmed,
-                "heap trimmed after client connections closed"
+                "heap trimmed after client connections closed or were parked"
             );
             peak = open;
+            fewest_parked = parked;
         }
     }
 }

@@ -101,6 +101,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let connections = ConnectionLimit::counted(
         config.limits.max_connections,
         plane.metrics.client_connections(),
+        plane.metrics.client_connections_parked(),
     );
     tokio::spawn(crate::memory::trim_after_closes(connections.clone()));
     let mut tasks = Vec::new();

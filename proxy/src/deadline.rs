@@ -82,6 +82,14 @@ impl Deadline {
         self.0.at.store(0, Ordering::Relaxed);
     }
 
+    /// The deadline in force, if any.
+    pub fn due(&self) -> Option<Instant> {
+        match self.0.at.load(Ordering::Relaxed) {
+            0 => None,
+            at => Some(from_nanos(at)),
+        }
+    }
+
     fn timer(&self) -> MutexGuard<'_, Timer> {
         self.0
             .timer
@@ -174,6 +182,11 @@ impl<T> DeadlineIo<T> {
     /// The stream itself, its deadline not enforced.
     pub fn get_mut(&mut self) -> &mut T {
         &mut self.io
+    }
+
+    /// The stream, no longer under the deadline.
+    pub fn into_inner(self) -> T {
+        self.io
     }
 }
 

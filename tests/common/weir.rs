@@ -76,11 +76,14 @@ impl Weir {
     }
 
     fn spawn(mut command: Command, dir: PathBuf, config: PathBuf) -> Weir {
+        // `info` unless the test asked for more.
+        if !command.get_envs().any(|(name, _)| name == "WEIR_LOG") {
+            command.env("WEIR_LOG", "info");
+        }
         let mut child = command
             .arg("run")
             .arg("--config")
             .arg(&config)
-            .env("WEIR_LOG", "info")
             .env("NO_COLOR", "1")
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -28,6 +28,9 @@ use crate::stock::Shelf;
 pub struct Limits {
     /// For each request head, from the end of the previous response (keep-alive idle).
     pub head_timeout: Duration,
+    /// Some (shorter than `head_timeout`): a connection that has waited this long for its next
+    /// request ends as `Finished::Idle`, for the listener to park.
+    pub park_after: Option<Duration>,
     pub max_header_bytes: usize,
     pub max_headers: usize,
 }
@@ -36,6 +39,15 @@ pub struct Limits {
 pub type HyperConn = Pin<Box<dyn Graceful<Output = Result<(), hyper::Error>> + Send>>;
 /// Builds it on a handed-over stream.
 pub type ToHyper<I> = Box<dyn FnOnce(Gate<DeadlineIo<I>>) -> HyperConn + Send>;
+
+/// How a connection this engine served ended.
+pub enum Finished<I> {
+    /// Closed, or served by hyper to its end.
+    Closed,
+    /// Idle for `park_after` with nothing read: its socket, and when it went idle (its next
+    /// head is due `head_timeout` after that).
+    Idle { io: I, since: Instant },
+}
 
 enum Ended<I> {
     /// Every request read is answered: the connection waits for the next, holding only its
@@ -53,6 +65,24 @@ struct Shared {
     state: ConnState,
     limits: Limits,
     draining: AtomicBool,
+    /// The deadline in force is the idle one, `park_after` from the end of the last response,
+    /// not the head's own.
+    parks: AtomicBool,
+}
+
+impl Shared {
+    /// The next head's deadline, if the idle one is in force: `head_timeout` from the same
+    /// start. (Once bytes come, the head has its full time; most heads come whole in their
+    /// first read, and never need this.)
+    fn head_deadline(&self) {
+        if let Some(after) = self.limits.park_after {
+            if self.parks.swap(false, Ordering::Relaxed) {
+                if let Some(due) = self.deadline.due() {
+                    self.deadline.set(due - after, self.limits.head_timeout);
+                }
+            }
+        }
+    }
 }
 
 /// Busy-stage boxes kept in stock per thread at most (about 1 KiB each), as for the scratch
@@ -92,7 +122,7 @@ pub fn connection<I>(
     state: ConnState,
     limits: Limits,
     to_hyper: ToHyper<I>,
-) -> impl Graceful<Output = Result<(), hyper::Error>> + Send
+) -> impl Graceful<Output = Result<Finished<I>, hyper::Error>> + Send
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -101,6 +131,7 @@ where
         state,
         limits,
         draining: AtomicBool::new(false),
+        parks: AtomicBool::new(false),
     });
     // The busy future's type is inferred from `busy` here.
     fn start<I, M, F>(
@@ -130,7 +161,7 @@ where
     M: Fn(Arc<Shared>, DeadlineIo<I>, Option<Box<Scratch>>) -> F + Unpin,
     F: Future<Output = Ended<I>> + Send + 'static,
 {
-    type Output = Result<(), hyper::Error>;
+    type Output = Result<Finished<I>, hyper::Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
@@ -145,6 +176,26 @@ where
                     let first = match ready!(scratch::poll_first_bytes(io, cx)) {
                         Ok(first) => first,
                         Err(err) => {
+                            let parks = this
+                                .shared
+                                .limits
+                                .park_after
+                                .zip(this.shared.deadline.due());
+                            if let (Some((after, due)), true) = (
+                                parks,
+                                err.kind() == std::io::ErrorKind::TimedOut
+                                    && this.shared.parks.load(Ordering::Relaxed),
+                            ) {
+                                if let Stage::Idle(io) =
+                                    std::mem::replace(&mut this.stage, Stage::Done)
+                                {
+                                    let io = io.into_inner();
+                                    return Poll::Ready(Ok(Finished::Idle {
+                                        io,
+                                        since: due - after,
+                                    }));
+                                }
+                            }
                             tracing::debug!(error = %err, "idle client connection ended");
                             this.stage = Stage::Done;
                             continue;
@@ -187,8 +238,8 @@ where
                         },
                     };
                 }
-                Stage::Hyper(conn) => return conn.as_mut().poll(cx),
-                Stage::Done => return Poll::Ready(Ok(())),
+                Stage::Hyper(conn) => return conn.as_mut().poll(cx).map_ok(|()| Finished::Closed),
+                Stage::Done => return Poll::Ready(Ok(Finished::Closed)),
             }
         }
     }
@@ -239,6 +290,7 @@ where
                     done => break done,
                 }
             }
+            shared.head_deadline();
             match read_more(&mut client.io, &mut client.scratch.buf).await {
                 Ok(0) => return close(&mut client.io).await,
                 Ok(_) => {}
@@ -249,7 +301,7 @@ where
             }
         };
         match parsed {
-            Parsed::Hyper => return handover(client),
+            Parsed::Hyper => return handover(client, &shared),
             Parsed::Refused(refusal) => {
                 refuse(&mut client, info, refusal).await;
                 return close(&mut client.io).await;
@@ -275,11 +327,11 @@ where
             &fields,
         );
         let Some(route) = found.filter(|r| r.h1_passthrough) else {
-            return handover(client);
+            return handover(client, &shared);
         };
         // A route with no weight anywhere: hyper answers it.
         let Some(mut chosen) = Exchange::choose(route, &fields) else {
-            return handover(client);
+            return handover(client, &shared);
         };
         deadline.clear();
 
@@ -290,14 +342,28 @@ where
             return close(&mut client.io).await;
         }
         buffer::settle(&mut client.scratch.buf);
-        deadline.set(Instant::now(), limits.head_timeout);
         if client.scratch.buf.is_empty() {
+            // Idle: the deadline is the time to park, if this connection parks (the head's
+            // own comes back with the first bytes). Either way it only moves later from one
+            // request to the next, so the timer is rarely touched.
+            match limits.park_after {
+                Some(after) => {
+                    deadline.set(Instant::now(), after);
+                    shared.parks.store(true, Ordering::Relaxed);
+                }
+                None => deadline.set(Instant::now(), limits.head_timeout),
+            }
             return Ended::Idle(client.into_io());
         }
+        // Pipelined: the next head is read now, within its own time.
+        shared.parks.store(false, Ordering::Relaxed);
+        deadline.set(Instant::now(), limits.head_timeout);
     }
 }
 
-fn handover<I>(client: ClientSide<I>) -> Ended<I> {
+fn handover<I>(client: ClientSide<I>, shared: &Shared) -> Ended<I> {
+    // hyper reads the rest of the head within the head's own deadline.
+    shared.head_deadline();
     let ClientSide { io, mut scratch } = client;
     let read = std::mem::take(&mut scratch.buf).freeze();
     scratch::give_back(scratch);

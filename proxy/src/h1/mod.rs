@@ -31,4 +31,4 @@ mod scratch;
 pub mod strict;
 
 pub use crate::framing::{BodyCursor, Framing};
-pub use conn::{connection, Limits, ToHyper};
+pub use conn::{connection, Finished, Limits, ToHyper};

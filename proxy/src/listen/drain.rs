@@ -80,7 +80,14 @@ impl Member {
 impl Drop for Member {
     fn drop(&mut self) {
         if self.registered {
-            lock(&self.inner.wakers).remove(&self.id);
+            let mut wakers = lock(&self.inner.wakers);
+            wakers.remove(&self.id);
+            // Its table stays as large as the most connections ever open: give back most of
+            // it once they are far fewer (rarely: each shrink leaves room for four times as
+            // many as are left).
+            if wakers.capacity() > 4 * wakers.len() + 1024 {
+                wakers.shrink_to_fit();
+            }
         }
         if self.inner.active.fetch_sub(1, Ordering::AcqRel) == 1
             && self.inner.draining.load(Ordering::SeqCst)

@@ -13,6 +13,8 @@ pub struct ConnectionLimit {
     peak: AtomicUsize,
     /// Connections accepted and not yet closed, for the metrics.
     gauge: Gauge,
+    /// Of those, idle ones parked (`listen::park`).
+    parked: Gauge,
 }
 
 /// Room for one connection, taken before it is accepted.
@@ -28,17 +30,23 @@ pub struct Admitted {
 
 impl ConnectionLimit {
     pub fn new(max: usize) -> Arc<Self> {
-        Self::counted(max, Gauge::default())
+        Self::counted(max, Gauge::default(), Gauge::default())
     }
 
-    /// As `new`, the open connections counted in `gauge`.
-    pub fn counted(max: usize, gauge: Gauge) -> Arc<Self> {
+    /// As `new`, the open connections counted in `gauge`, the parked ones in `parked`.
+    pub fn counted(max: usize, gauge: Gauge, parked: Gauge) -> Arc<Self> {
         Arc::new(ConnectionLimit {
             permits: Arc::new(Semaphore::new(max)),
             max,
             peak: AtomicUsize::new(0),
             gauge,
+            parked,
         })
+    }
+
+    /// The gauge the parked connections are counted in.
+    pub fn parked(&self) -> Gauge {
+        self.parked.clone()
     }
 
     /// Room for one more connection; waits while `max` are open. None once the limit is
@@ -101,7 +109,7 @@ mod tests {
     #[tokio::test]
     async fn only_admitted_connections_are_counted_open_in_the_gauge() {
         let gauge = Gauge::default();
-        let limit = ConnectionLimit::counted(10, gauge.clone());
+        let limit = ConnectionLimit::counted(10, gauge.clone(), Gauge::default());
         let waiting = limit.room().await.unwrap();
         assert_eq!(
             gauge.get(),

@@ -5,6 +5,7 @@ mod drain;
 mod h2conn;
 mod h2stream;
 mod limit;
+mod park;
 mod server;
 pub mod spec;
 mod tls;

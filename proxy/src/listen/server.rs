@@ -22,14 +22,15 @@ use tokio_rustls::server::TlsStream;
 use super::drain::{Drain, Graceful, Member, Watched};
 use super::h2conn::{H2Connection, H2Settings};
 use super::h2stream;
-use super::limit::ConnectionLimit;
+use super::limit::{Admitted, ConnectionLimit};
+use super::park::{self, Parking};
 use super::spec::{Http1Engine, LimitsSpec};
 use super::tls::ReloadableTls;
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::forward::body::{BoxError, ResponseBody};
 use crate::forward::local_response;
 use crate::h1::gate::{self, Gate};
-use crate::h1::{self, ToHyper};
+use crate::h1::{self, Finished, ToHyper};
 use crate::pipeline::{ClientInfo, ConnState, Proxy};
 use crate::upstream::Received;
 
@@ -48,6 +49,12 @@ impl Shutdown {
     }
 }
 
+/// An HTTP/1 keep-alive connection (plaintext, on the passthrough engine) that has waited this
+/// long for its next request is parked (`park`): it then holds about a tenth of the memory, and
+/// its next request pays a few system calls and a task more. A second is long past the gap
+/// between a busy client's requests, and short beside how long keep-alive clients stay idle.
+const PARK_AFTER: Duration = Duration::from_secs(1);
+
 /// Serves one listener until shutdown, then gives in-flight requests `limits.shutdown_grace`.
 /// `connections` is shared by all listeners: it is the process-wide connection limit.
 pub async fn serve(
@@ -58,8 +65,15 @@ pub async fn serve(
     connections: Arc<ConnectionLimit>,
     mut shutdown: Shutdown,
 ) {
-    let builders = Arc::new(Builders::new(&limits));
     let drain = Drain::default();
+    let listening = Listening::start(
+        &limits,
+        tls.is_none(),
+        proxy,
+        drain.clone(),
+        &connections,
+        &shutdown,
+    );
     loop {
         // Wait for room before accepting: excess clients queue in the kernel's backlog.
         let room = tokio::select! {
@@ -78,32 +92,22 @@ pub async fn serve(
             },
             _ = shutdown.wait() => break,
         };
-        let admitted = connections.admit(room);
         let _ = tcp.set_nodelay(true);
         let conn = Box::new(Conn {
-            builders: builders.clone(),
+            listening: listening.clone(),
             member: drain.join(),
             peer,
-            proxy: proxy.clone(),
             accepted: Instant::now(),
+            admitted: connections.admit(room),
         });
         let tls = tls.clone();
         // What the task captures stays in it for the connection's whole life, even once moved
         // on (an async block keeps its captures apart from what it moves them into): so it
-        // captures little — the socket, the place it was admitted to, the TLS settings, and
-        // the rest boxed (`Conn`), freed once the connection is served.
+        // captures little — the socket, the TLS settings, and the rest boxed (`Conn`), freed
+        // once the connection is served.
         tokio::spawn(async move {
-            let _admitted = admitted;
             match tls {
-                // Boxed: its timers are 400 bytes, and inline they would size the task of every
-                // connection for as long as it stays open, not just while its first bytes come.
-                None => match Box::pin(sniff(&tcp, conn.builders.head_timeout)).await {
-                    Some(protocol) => conn.serve(tcp, protocol, false).await,
-                    None => tracing::debug!(
-                        peer = %conn.peer,
-                        "connection closed or silent before a request"
-                    ),
-                },
+                None => plaintext(conn, tcp, None).await,
                 // Boxed: inline, a TLS connection's state would size the task of every
                 // connection, plaintext ones too, for as long as each stays open (idle
                 // keep-alive connections are most of a sidecar's or an edge's).
@@ -120,14 +124,37 @@ pub async fn serve(
     }
 }
 
+/// A plaintext client connection: its protocol by its first bytes (known already for one
+/// coming back from the parking), served, and parked whenever it idles long enough.
+async fn plaintext(conn: Box<Conn>, tcp: TcpStream, protocol: Option<Protocol>) {
+    let protocol = match protocol {
+        Some(protocol) => protocol,
+        // Boxed: its timers are 400 bytes, and inline they would size the task of every
+        // connection for as long as it stays open, not just while its first bytes come.
+        None => match Box::pin(sniff(&tcp, conn.listening.builders.head_timeout)).await {
+            Some(protocol) => protocol,
+            None => {
+                tracing::debug!(
+                    peer = %conn.peer,
+                    "connection closed or silent before a request"
+                );
+                return;
+            }
+        },
+    };
+    if let Some(idle) = conn.serve(tcp, protocol, false).await {
+        idle.park();
+    }
+}
+
 /// A TLS client connection: the handshake within the header-read timeout, then its protocol by
-/// ALPN.
+/// ALPN. (Never parked: its TLS state is most of what it holds.)
 async fn serve_tls(conn: Box<Conn>, tcp: TcpStream, tls: Arc<ReloadableTls>) {
     // Boxed: a handshake's state is 1.3 KB, needed only until it ends; inline it would be part
     // of this future for the connection's life.
-    let limit = conn.builders.head_timeout;
+    let limit = conn.listening.builders.head_timeout;
     if let Some((stream, protocol)) = Box::pin(handshake(tcp, tls, limit, conn.peer)).await {
-        conn.serve(stream, protocol, true).await
+        conn.serve(stream, protocol, true).await;
     }
 }
 
@@ -204,7 +231,9 @@ struct Builders {
 }
 
 impl Builders {
-    fn new(limits: &LimitsSpec) -> Self {
+    /// `parks`: idle HTTP/1 connections are parked (plaintext listeners).
+    fn new(limits: &LimitsSpec, parks: bool) -> Self {
+        let passthrough = limits.http1_engine == Http1Engine::Passthrough;
         let mut h1 = http1::Builder::new();
         h1.timer(TokioTimer::new())
             // Enforced by the connection's `DeadlineIo` instead: hyper's costs a timer per
@@ -218,51 +247,186 @@ impl Builders {
             head_timeout: limits.header_read_timeout,
             h1_limits: h1::Limits {
                 head_timeout: limits.header_read_timeout,
+                // A connection whose head is due within the second is closed, not parked.
+                park_after: (parks && passthrough && PARK_AFTER < limits.header_read_timeout)
+                    .then_some(PARK_AFTER),
                 max_header_bytes: limits.max_header_bytes,
                 max_headers: limits.max_headers,
             },
-            passthrough: limits.http1_engine == Http1Engine::Passthrough,
+            passthrough,
+        }
+    }
+}
+
+/// What a listener's connections share: how they are served, and where idle ones are parked.
+struct Listening {
+    builders: Builders,
+    proxy: Arc<Proxy>,
+    drain: Drain,
+    /// None on TLS listeners, with `http1_engine: hyper`, or if no epoll set could be made.
+    parking: Option<Arc<Parking<Asleep>>>,
+}
+
+/// What a parked connection keeps besides its socket.
+struct Asleep {
+    admitted: Admitted,
+    peer: SocketAddr,
+    /// When it went idle: its next head is due `header_read_timeout` after.
+    since: Instant,
+}
+
+impl Listening {
+    /// The listener's shared part, and for a plaintext one its parking's attendant, which
+    /// serves each parked connection again when its bytes come (until `shutdown`).
+    fn start(
+        limits: &LimitsSpec,
+        cleartext: bool,
+        proxy: Arc<Proxy>,
+        drain: Drain,
+        connections: &ConnectionLimit,
+        shutdown: &Shutdown,
+    ) -> Arc<Listening> {
+        let mut builders = Builders::new(limits, cleartext);
+        let mut parking = None;
+        if builders.h1_limits.park_after.is_some() {
+            match Parking::new(connections.parked()) {
+                Ok(made) => parking = Some(made),
+                Err(err) => {
+                    tracing::warn!(error = %err, "cannot park idle connections: each keeps its task");
+                    builders.h1_limits.park_after = None;
+                }
+            }
+        }
+        let listening = Arc::new(Listening {
+            builders,
+            proxy,
+            drain,
+            parking: parking.as_ref().map(|(lot, _)| lot.clone()),
+        });
+        if let Some((lot, attendant)) = parking {
+            let owner = listening.clone();
+            let resume = move |tcp: TcpStream, asleep: Asleep| {
+                let conn = Box::new(Conn {
+                    listening: owner.clone(),
+                    member: owner.drain.join(),
+                    peer: asleep.peer,
+                    accepted: asleep.since,
+                    admitted: asleep.admitted,
+                });
+                tokio::spawn(plaintext(conn, tcp, Some(Protocol::Http1)));
+            };
+            let mut shutdown = shutdown.clone();
+            let stop = async move { shutdown.wait().await };
+            tokio::spawn(park::attend(lot, attendant, resume, stop));
+        }
+        listening
+    }
+}
+
+/// An HTTP/1 connection idle for `PARK_AFTER`, on its way to the parking.
+struct Idle<I> {
+    io: I,
+    asleep: Asleep,
+    listening: Arc<Listening>,
+}
+
+impl Idle<TcpStream> {
+    fn park(self) {
+        let Some(parking) = &self.listening.parking else {
+            return;
+        };
+        let due = self.asleep.since + self.listening.builders.head_timeout;
+        match self.io.into_std() {
+            Ok(socket) => parking.park(socket, due, self.asleep),
+            Err(err) => tracing::debug!(
+                peer = %self.asleep.peer,
+                error = %err,
+                "cannot park an idle client connection: closed"
+            ),
         }
     }
 }
 
 /// One accepted client connection, before its protocol is known.
 struct Conn {
-    builders: Arc<Builders>,
+    listening: Arc<Listening>,
     member: Member,
     peer: SocketAddr,
-    proxy: Arc<Proxy>,
     /// The first request head is due `header_read_timeout` after this, however long the
-    /// protocol sniff or the TLS handshake took of it.
+    /// protocol sniff or the TLS handshake took of it (for a connection back from the parking:
+    /// when it went idle).
     accepted: Instant,
+    /// Counted open until the connection closes.
+    admitted: Admitted,
 }
 
 impl Conn {
-    /// Serves the connection to its end. Only what it needs to its end is kept across the
-    /// wait (an async fn's arguments stay in its future for its whole life, so they are small:
-    /// `Conn` is boxed and freed when the connection starts); what starts it is plain functions.
-    async fn serve<I>(self: Box<Self>, io: I, protocol: Protocol, tls: bool)
+    /// Serves the connection until it ends or idles long enough to be parked. Only what it
+    /// needs to its end is kept across the wait (an async fn's arguments stay in its future
+    /// for its whole life, so they are small: `Conn` is boxed and freed when the connection
+    /// starts); what starts it is plain functions.
+    async fn serve<I>(self: Box<Self>, io: I, protocol: Protocol, tls: bool) -> Option<Idle<I>>
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let peer = self.peer;
-        let ended = match protocol {
-            Protocol::Http1 if self.builders.passthrough => {
-                (*self).passthrough(io, tls).await.map_err(BoxError::from)
-            }
-            Protocol::Http1 => (*self).hyper(io, tls).await.map_err(BoxError::from),
-            Protocol::Http2 => (*self).h2(io, tls).await.map_err(BoxError::from),
+        let Conn {
+            listening,
+            member,
+            peer,
+            accepted,
+            admitted,
+        } = *self;
+        let started = Started {
+            listening: listening.clone(),
+            member,
+            peer,
+            accepted,
         };
-        if let Err(err) = ended {
-            tracing::debug!(%peer, error = %err, "client connection ended with an error");
+        let ended = match protocol {
+            Protocol::Http1 if listening.builders.passthrough => {
+                started.passthrough(io, tls).await.map_err(BoxError::from)
+            }
+            Protocol::Http1 => (started.hyper(io, tls).await)
+                .map(|()| Finished::Closed)
+                .map_err(BoxError::from),
+            Protocol::Http2 => (started.h2(io, tls).await)
+                .map(|()| Finished::Closed)
+                .map_err(BoxError::from),
+        };
+        match ended {
+            Ok(Finished::Idle { io, since }) => Some(Idle {
+                io,
+                asleep: Asleep {
+                    admitted,
+                    peer,
+                    since,
+                },
+                listening,
+            }),
+            Ok(Finished::Closed) => None,
+            Err(err) => {
+                tracing::debug!(%peer, error = %err, "client connection ended with an error");
+                None
+            }
         }
     }
+}
 
-    /// The watcher's place, the listener's settings, and the value every request on the
-    /// connection shares.
-    fn parts(self, tls: bool) -> (Member, Arc<Builders>, ConnState) {
-        let state = Arc::new((self.proxy, ClientInfo::new(self.peer.ip(), tls)));
-        (self.member, self.builders, state)
+/// A connection being started: what its engine is made from.
+struct Started {
+    listening: Arc<Listening>,
+    member: Member,
+    peer: SocketAddr,
+    accepted: Instant,
+}
+
+impl Started {
+    /// The watcher's place, the listener, and the value every request on the connection
+    /// shares.
+    fn parts(self, tls: bool) -> (Member, Arc<Listening>, ConnState) {
+        let proxy = self.listening.proxy.clone();
+        let state = Arc::new((proxy, ClientInfo::new(self.peer.ip(), tls)));
+        (self.member, self.listening, state)
     }
 
     /// What both HTTP/1 engines start from: the watcher's place, the listener's settings, the
@@ -273,13 +437,13 @@ impl Conn {
         self,
         io: I,
         tls: bool,
-    ) -> (Member, Arc<Builders>, ConnState, Deadline, DeadlineIo<I>) {
+    ) -> (Member, Arc<Listening>, ConnState, Deadline, DeadlineIo<I>) {
         let accepted = self.accepted;
-        let (member, builders, state) = self.parts(tls);
+        let (member, listening, state) = self.parts(tls);
         let deadline = Deadline::default();
-        deadline.set(accepted, builders.head_timeout);
+        deadline.set(accepted, listening.builders.head_timeout);
         let io = DeadlineIo::new(io, deadline.clone());
-        (member, builders, state, deadline, io)
+        (member, listening, state, deadline, io)
     }
 
     /// HTTP/1 on weir's own engine, handed to hyper's server for what it does not serve.
@@ -287,15 +451,18 @@ impl Conn {
         self,
         io: I,
         tls: bool,
-    ) -> Watched<impl Graceful<Output = Result<(), hyper::Error>>>
+    ) -> Watched<impl Graceful<Output = Result<Finished<I>, hyper::Error>>>
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let (member, builders, state, deadline, io) = self.http1(io, tls);
-        let limits = builders.h1_limits;
+        let (member, listening, state, deadline, io) = self.http1(io, tls);
+        let mut limits = listening.builders.h1_limits;
+        if tls {
+            limits.park_after = None;
+        }
         let to_hyper: ToHyper<I> = {
             let (deadline, state) = (deadline.clone(), state.clone());
-            Box::new(move |io| Box::pin(hyper_h1(&builders, io, deadline, state)))
+            Box::new(move |io| Box::pin(hyper_h1(&listening.builders, io, deadline, state)))
         };
         member.watch(h1::connection(io, deadline, state, limits, to_hyper))
     }
@@ -305,15 +472,15 @@ impl Conn {
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
-        let (member, builders, state, deadline, io) = self.http1(io, tls);
-        let limits = builders.h1_limits;
+        let (member, listening, state, deadline, io) = self.http1(io, tls);
+        let limits = listening.builders.h1_limits;
         let io = Gate::new(
             Bytes::new(),
             io,
             limits.max_header_bytes,
             limits.max_headers,
         );
-        member.watch(hyper_h1(&builders, io, deadline, state))
+        member.watch(hyper_h1(&listening.builders, io, deadline, state))
     }
 
     /// HTTP/2, prior knowledge or by ALPN.
@@ -322,9 +489,14 @@ impl Conn {
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let accepted = self.accepted;
-        let (member, builders, state) = self.parts(tls);
+        let (member, listening, state) = self.parts(tls);
         let start = move |req, respond| h2stream::serve(state.clone(), req, respond);
-        member.watch(H2Connection::new(io, &builders.h2, accepted, start))
+        member.watch(H2Connection::new(
+            io,
+            &listening.builders.h2,
+            accepted,
+            start,
+        ))
     }
 }
 

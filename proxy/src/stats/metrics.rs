@@ -41,6 +41,7 @@ pub struct Metrics {
     config_reloads: Family<ResultLabels, Counter>,
     pool: PoolFamilies,
     client_connections: Gauge,
+    client_connections_parked: Gauge,
     /// Handles already resolved, by route and side: a reload (up to 100 a second in the swap
     /// storm) reuses them instead of resolving a route×backend's 500 status slots again.
     backends: std::sync::Mutex<HashMap<(String, String), BackendMetrics>>,
@@ -122,10 +123,19 @@ impl Metrics {
             client_connections.clone(),
         );
 
+        let client_connections_parked = Gauge::default();
+        registry.register(
+            "client_connections_parked",
+            "Of the client connections open, idle HTTP/1 ones parked: watched by one task per \
+             listener instead of each by its own (after a second without a request)",
+            client_connections_parked.clone(),
+        );
+
         let pool = PoolFamilies::register(&mut registry);
         Metrics {
             pool,
             client_connections,
+            client_connections_parked,
             registry: std::sync::Mutex::new(registry),
             requests,
             duration,
@@ -143,6 +153,10 @@ impl Metrics {
     /// The count of open client connections, kept by the listeners.
     pub fn client_connections(&self) -> Gauge {
         self.client_connections.clone()
+    }
+
+    pub fn client_connections_parked(&self) -> Gauge {
+        self.client_connections_parked.clone()
     }
 
     /// The handles of one upstream address's connection pools.
