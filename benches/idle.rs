@@ -6,8 +6,9 @@
 //! CPU 0 with one worker or thread and the same 80/20 split (weir, nginx, HAProxy; weir's
 //! earlier build too with WEIR_BASELINE_BIN). For each: its RSS once started and warmed by
 //! 1,000 requests; then IDLE (8,000) HTTP/1.1 connections each make one request and stay
-//! open, and the RSS is read again (the difference over IDLE is the cost of one idle
-//! connection); a steady RATE (1,000 req/s) then runs over 10 other connections for DURATION
+//! open, and the RSS is read again half a second later (the difference over IDLE is the cost
+//! of one idle connection) and once more 3 s later (weir parks a connection idle for a second,
+//! `proxy/src/listen/park.rs`: this is what one costs once parked); a steady RATE (1,000 req/s) then runs over 10 other connections for DURATION
 //! seconds, its p99 measured from each request's scheduled time; then the idle clients close
 //! and the RSS is read 2 s later. Rounds are interleaved and every round's value printed.
 //! Loopback only, bounded in count and time. Reports; asserts nothing.
@@ -132,6 +133,8 @@ struct Run {
     rss_idle: f64,
     /// Bytes per idle connection.
     per_conn: f64,
+    /// The same, 3 s later.
+    per_conn_settled: f64,
     opened: u64,
     p99_ms: f64,
     failed: u64,
@@ -154,6 +157,8 @@ fn measure(
     let clients = rt.block_on(open_idle(port, idle));
     std::thread::sleep(Duration::from_millis(500));
     let rss_idle = proc.rss_mib();
+    std::thread::sleep(Duration::from_secs(3));
+    let rss_settled = proc.rss_mib();
     let opened = clients.len() as u64;
     let (lat, failed) = rt.block_on(fixed_rate(port, rate, 10, secs));
     for c in &clients {
@@ -166,6 +171,7 @@ fn measure(
         rss_start,
         rss_idle,
         per_conn: (rss_idle - rss_start) * 1024.0 * 1024.0 / opened.max(1) as f64,
+        per_conn_settled: (rss_settled - rss_start) * 1024.0 * 1024.0 / opened.max(1) as f64,
         opened,
         p99_ms: pct(&lat, 0.99),
         failed,
@@ -213,8 +219,8 @@ fn main() {
         "\n{idle} idle HTTP/1.1 keep-alive clients, then {rate} req/s over 10 more connections for \
          {secs} s; {rounds} interleaved rounds, medians (per round)\n"
     );
-    println!("| proxy | RSS started, MiB | RSS with the idle clients, MiB | per idle connection, bytes | p99 at {rate} req/s, ms | failed | RSS 2 s after they left, MiB | idle clients answered |");
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    println!("| proxy | RSS started, MiB | RSS with the idle clients, MiB | per idle connection, bytes | the same 3 s later | p99 at {rate} req/s, ms | failed | RSS 2 s after they left, MiB | idle clients answered |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (i, kind) in kinds.iter().enumerate() {
         let runs = &results[i];
         let cell = |f: fn(&Run) -> f64, digits: usize| {
@@ -230,11 +236,12 @@ fn main() {
             )
         };
         println!(
-            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             kind.name(),
             cell(|r| r.rss_start, 1),
             cell(|r| r.rss_idle, 1),
             cell(|r| r.per_conn, 0),
+            cell(|r| r.per_conn_settled, 0),
             cell(|r| r.p99_ms, 3),
             runs.iter().map(|r| r.failed).sum::<u64>(),
             cell(|r| r.rss_after, 1),
