@@ -7,7 +7,7 @@ mod common;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use common::backend::{self, Behaviour};
+use common::backend::{self, Behaviour, TestBackend};
 use common::weir::{sample, Weir};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -86,6 +86,18 @@ async fn closed(tcp: &mut TcpStream) -> (Instant, Vec<u8>) {
 const PARKED: &str = "weir_client_connections_parked";
 const OPEN: &str = "weir_client_connections";
 
+/// weir with `header_read_timeout` in front of one backend, and a client connection that made
+/// one request and has been parked since; with when its answer came.
+async fn parked_client(header_read_timeout: &str) -> (TestBackend, Weir, TcpStream, Instant) {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&config(up.addr, header_read_timeout));
+    let mut tcp = TcpStream::connect(weir.addr).await.expect("connect");
+    assert!(get(&mut tcp).await.starts_with("HTTP/1.1 200"));
+    let answered = Instant::now();
+    wait_gauge(&weir, PARKED, 1.0).await;
+    (up, weir, tcp, answered)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_idle_connection_is_parked_and_served_again_on_the_same_socket() {
     let up = backend::start("stable", Behaviour::default()).await;
@@ -116,12 +128,7 @@ async fn an_idle_connection_is_parked_and_served_again_on_the_same_socket() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parked_connection_is_closed_at_its_header_timeout() {
-    let up = backend::start("stable", Behaviour::default()).await;
-    let weir = Weir::start(&config(up.addr, "2s"));
-    let mut tcp = TcpStream::connect(weir.addr).await.expect("connect");
-    assert!(get(&mut tcp).await.starts_with("HTTP/1.1 200"));
-    let answered = Instant::now();
-    wait_gauge(&weir, PARKED, 1.0).await;
+    let (_up, weir, mut tcp, answered) = parked_client("2s").await;
     let (at, rest) = closed(&mut tcp).await;
     let took = at - answered;
     assert!(rest.is_empty(), "nothing more was written: {rest:?}");
@@ -170,11 +177,7 @@ async fn a_head_has_its_time_from_when_the_connection_went_idle_parked_or_not() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_leaves_while_parked_is_counted_out() {
-    let up = backend::start("stable", Behaviour::default()).await;
-    let weir = Weir::start(&config(up.addr, "10s"));
-    let mut tcp = TcpStream::connect(weir.addr).await.expect("connect");
-    assert!(get(&mut tcp).await.starts_with("HTTP/1.1 200"));
-    wait_gauge(&weir, PARKED, 1.0).await;
+    let (_up, weir, tcp, _) = parked_client("10s").await;
     drop(tcp);
     wait_gauge(&weir, PARKED, 0.0).await;
     wait_gauge(&weir, OPEN, 0.0).await;
@@ -182,11 +185,7 @@ async fn a_client_that_leaves_while_parked_is_counted_out() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_closes_parked_connections_and_weir_exits() {
-    let up = backend::start("stable", Behaviour::default()).await;
-    let mut weir = Weir::start(&config(up.addr, "10s"));
-    let mut tcp = TcpStream::connect(weir.addr).await.expect("connect");
-    assert!(get(&mut tcp).await.starts_with("HTTP/1.1 200"));
-    wait_gauge(&weir, PARKED, 1.0).await;
+    let (_up, mut weir, mut tcp, _) = parked_client("10s").await;
     let signalled = Instant::now();
     weir.signal("TERM");
     let (at, rest) = closed(&mut tcp).await;
