@@ -71,16 +71,20 @@ struct Shared {
 }
 
 impl Shared {
+    /// When the connection went idle, if the deadline in force is the idle one.
+    fn idle_since(&self) -> Option<Instant> {
+        let after = self.limits.park_after?;
+        let due = self.deadline.due()?;
+        self.parks.load(Ordering::Relaxed).then(|| due - after)
+    }
+
     /// The next head's deadline, if the idle one is in force: `head_timeout` from the same
     /// start. (Once bytes come, the head has its full time; most heads come whole in their
     /// first read, and never need this.)
     fn head_deadline(&self) {
-        if let Some(after) = self.limits.park_after {
-            if self.parks.swap(false, Ordering::Relaxed) {
-                if let Some(due) = self.deadline.due() {
-                    self.deadline.set(due - after, self.limits.head_timeout);
-                }
-            }
+        if let Some(since) = self.idle_since() {
+            self.parks.store(false, Ordering::Relaxed);
+            self.deadline.set(since, self.limits.head_timeout);
         }
     }
 }
@@ -176,24 +180,16 @@ where
                     let first = match ready!(scratch::poll_first_bytes(io, cx)) {
                         Ok(first) => first,
                         Err(err) => {
-                            let parks = this
-                                .shared
-                                .limits
-                                .park_after
-                                .zip(this.shared.deadline.due());
-                            if let (Some((after, due)), true) = (
-                                parks,
-                                err.kind() == std::io::ErrorKind::TimedOut
-                                    && this.shared.parks.load(Ordering::Relaxed),
-                            ) {
+                            // The idle deadline passed: the listener parks the socket.
+                            let since = (err.kind() == std::io::ErrorKind::TimedOut)
+                                .then(|| this.shared.idle_since())
+                                .flatten();
+                            if let Some(since) = since {
                                 if let Stage::Idle(io) =
                                     std::mem::replace(&mut this.stage, Stage::Done)
                                 {
                                     let io = io.into_inner();
-                                    return Poll::Ready(Ok(Finished::Idle {
-                                        io,
-                                        since: due - after,
-                                    }));
+                                    return Poll::Ready(Ok(Finished::Idle { io, since }));
                                 }
                             }
                             tracing::debug!(error = %err, "idle client connection ended");
