@@ -396,13 +396,15 @@ async fn memory_held_for_many_clients_is_given_back_after_they_leave() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
     let with_parked = anonymous_kib(weir.pid());
     // What one parked client holds: its slot in the parking, and no task, timer, registration,
     // request future or buffer — most of it is what the allocator could not give back of the
-    // pages the clients' first second filled. About 320 bytes in this debug build; about
-    // 1,600 while each kept its task (as every client now does for its first idle second),
-    // 2,800 while it kept its request future too, 4,350 when it kept its buffers as well.
+    // pages the clients' first second filled. About 300-330 bytes in this debug build, and up
+    // to about 270 more when the last trim came early (it runs once 1,000 more are parked, so
+    // up to 999 of the last to park are not trimmed for); 1,725 with parking off (each keeps
+    // its task, as every client now does for its first idle second), 2,800 while it kept its
+    // request future too, 4,350 when it kept its buffers as well.
     let per_client = with_parked.saturating_sub(before) * 1024 / CLIENTS as u64;
     let memory = format!(
         "{before} KiB at start, {peak} KiB at the peak with {CLIENTS} clients, {with_parked} \
@@ -410,7 +412,7 @@ async fn memory_held_for_many_clients_is_given_back_after_they_leave() {
     );
     println!("each parked client holds {per_client} bytes: {memory}");
     assert!(
-        per_client < 500,
+        per_client < 700,
         "each parked client holds {per_client} bytes: {memory}"
     );
 

@@ -427,7 +427,7 @@ mod tests {
         let took = parked.elapsed();
         assert!(
             took >= Duration::from_millis(200)
-                && took < Duration::from_millis(200) + SWEEP_EVERY + Duration::from_millis(300),
+                && took < Duration::from_millis(200) + Duration::from_secs(1),
             "closed at its deadline ({took:?})"
         );
         assert_eq!(a.parking.len(), 1, "the later one is still parked");
