@@ -133,24 +133,21 @@ impl<T: Send + 'static> Parking<T> {
         let mut lot = self.lot();
         let spot = lot.spots.get(key)?;
         // One byte's peek tells bytes from a close without taking them.
-        match spot.socket.peek(&mut [0u8; 1]) {
-            Err(err) if err.kind() == io::ErrorKind::WouldBlock => None,
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => None,
-            Ok(0) | Err(_) => {
-                // Closing the socket takes it out of the epoll set too.
-                lot.spots.remove(key);
-                self.gauge.dec();
-                self.tidy(&mut lot);
-                None
-            }
-            Ok(_) => {
-                let mut spot = lot.spots.remove(key);
-                self.gauge.dec();
-                self.tidy(&mut lot);
-                let _ = self.registry.deregister(&mut spot.socket);
-                Some((spot.socket, spot.value))
-            }
+        let bytes = match spot.socket.peek(&mut [0u8; 1]) {
+            Err(err) if err.kind() == io::ErrorKind::WouldBlock => return None,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => return None,
+            Ok(0) | Err(_) => false,
+            Ok(_) => true,
+        };
+        let mut spot = lot.spots.remove(key);
+        self.gauge.dec();
+        self.tidy(&mut lot);
+        if !bytes {
+            // Dropped: closing the socket takes it out of the epoll set too.
+            return None;
         }
+        let _ = self.registry.deregister(&mut spot.socket);
+        Some((spot.socket, spot.value))
     }
 
     /// Takes out every connection due by `now`, for the caller to close; and the earliest
@@ -164,8 +161,7 @@ impl<T: Send + 'static> Parking<T> {
         let expired: Vec<Spot<T>> = due.into_iter().map(|key| lot.spots.remove(key)).collect();
         self.gauge.dec_by(count(expired.len()));
         self.tidy(&mut lot);
-        let next = lot.spots.iter().map(|(_, spot)| spot.due).min();
-        (expired, next)
+        (expired, earliest(&lot))
     }
 
     /// The slab keeps its slots once the many clients that needed them have left: frees them,
@@ -184,7 +180,7 @@ impl<T: Send + 'static> Parking<T> {
 
     /// The earliest deadline, if any connection is parked.
     fn next_due(&self) -> Option<Instant> {
-        self.lot().spots.iter().map(|(_, spot)| spot.due).min()
+        earliest(&self.lot())
     }
 
     /// Stops parking and closes every parked connection.
@@ -194,6 +190,10 @@ impl<T: Send + 'static> Parking<T> {
         self.gauge.dec_by(count(lot.spots.len()));
         lot.spots.clear();
     }
+}
+
+fn earliest<T>(lot: &Lot<T>) -> Option<Instant> {
+    lot.spots.iter().map(|(_, spot)| spot.due).min()
 }
 
 fn count(n: usize) -> i64 {

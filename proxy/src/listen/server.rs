@@ -456,10 +456,8 @@ impl Started {
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let (member, listening, state, deadline, io) = self.http1(io, tls);
-        let mut limits = listening.builders.h1_limits;
-        if tls {
-            limits.park_after = None;
-        }
+        // `park_after` is None on TLS listeners already (`Builders::new`).
+        let limits = listening.builders.h1_limits;
         let to_hyper: ToHyper<I> = {
             let (deadline, state) = (deadline.clone(), state.clone());
             Box::new(move |io| Box::pin(hyper_h1(&listening.builders, io, deadline, state)))
