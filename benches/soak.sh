@@ -10,5 +10,9 @@ if [ -z "${WEIR_BIN:-}" ]; then
   cargo build --release --locked --bin weir
 fi
 export WEIR_BIN="${WEIR_BIN:-$PWD/target/release/weir}"
+# The harness builds in a directory of its own: `cargo bench` links weir's binary too, with the
+# bench profile, whose symbols differ from the release build's, so in target/release it would
+# replace the binary laid out by build/hot-functions.txt (build.rs) with one that is not.
+export CARGO_TARGET_DIR="$PWD/target/bench"
 cargo bench --locked --bench soak --no-run
 exec taskset -c 1 cargo bench --locked --bench soak -- --bench

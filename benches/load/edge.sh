@@ -19,6 +19,10 @@ need h2load nghttp2-client
 install_needed
 
 cargo build --release --locked --bin weir
+# The harness builds in a directory of its own: `cargo bench` links weir's binary too, with the
+# bench profile, whose symbols differ from the release build's, so in target/release it would
+# replace the binary laid out by build/hot-functions.txt (build.rs) with one that is not.
+export CARGO_TARGET_DIR="$PWD/target/bench"
 cargo bench --locked --bench edge --no-run
 export WEIR_BIN="$PWD/target/release/weir"
 exec taskset -c 1 cargo bench --locked --bench edge -- --bench

@@ -18,6 +18,10 @@ need wrk wrk
 install_needed
 
 cargo build --release --locked --bin weir
+# The harness builds in a directory of its own: `cargo bench` links weir's binary too, with the
+# bench profile, whose symbols differ from the release build's, so in target/release it would
+# replace the binary laid out by build/hot-functions.txt (build.rs) with one that is not.
+export CARGO_TARGET_DIR="$PWD/target/bench"
 cargo bench --locked --bench load --no-run
 export WEIR_BIN="$PWD/target/release/weir"
 # The harness (load generator, wrk, upstreams) on CPU 1; it starts each proxy on CPU 0.
