@@ -377,6 +377,31 @@ async fn response_shapes_pass_through_and_the_connection_lives_on() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn response_heads_larger_than_the_upstream_buffer_pass_whole() {
+    // An upstream connection's read buffer starts at 512 bytes, like a client's: heads of 700
+    // (just past it) and 5,000 bytes grow it, a small one after them still passes, and all of
+    // it goes over one pooled upstream connection.
+    let up = scripted(|head, _| {
+        let size: usize = path_of(head).trim_start_matches("/r").parse().unwrap_or(0);
+        let bytes = format!(
+            "HTTP/1.1 200 OK\r\nX-Big: {}\r\nContent-Length: 2\r\n\r\nok",
+            "b".repeat(size)
+        );
+        (bytes.into_bytes(), false)
+    })
+    .await;
+    let weir = Weir::start(&config(up.addr));
+    let mut client = Client::connect(weir.addr).await;
+    for size in [700, 5000, 10, 700] {
+        let answer = client.get(&format!("/r{size}")).await;
+        assert_eq!(answer.status(), 200, "{size}: {answer:?}");
+        assert_eq!(answer.field("x-big").map(str::len), Some(size), "{size}");
+        assert_eq!(answer.body, b"ok", "{size}");
+    }
+    assert_eq!(up.conns.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_body_delimited_by_close_closes_the_client_connection_too() {
     let up = scripted(|_, _| (b"HTTP/1.1 200 OK\r\n\r\nuntil the end".to_vec(), true))
         .await
