@@ -22,6 +22,7 @@
 //! `.cargo/config.toml` cannot be seen from here: set both then).
 
 use std::env;
+use std::ffi::OsStr;
 use std::process::Command;
 
 const LIST: &str = "build/hot-functions.txt";
@@ -63,26 +64,13 @@ fn packing_unsupported() -> Option<String> {
     if env::var("HOST").ok() != env::var("TARGET").ok() {
         return Some("a cross build (the target's glibc is unknown)".into());
     }
-    match glibc_version() {
+    match version("getconf", "GNU_LIBC_VERSION") {
         Some(version) if version >= (2, 36) => None,
         Some((major, minor)) => Some(format!(
             "glibc {major}.{minor} here (DT_RELR needs 2.36 or later)"
         )),
         None => Some("this machine's glibc version could not be read".into()),
     }
-}
-
-/// The build machine's glibc, from `getconf GNU_LIBC_VERSION` ("glibc 2.36").
-fn glibc_version() -> Option<(u32, u32)> {
-    let out = Command::new("getconf")
-        .arg("GNU_LIBC_VERSION")
-        .output()
-        .ok()?;
-    let text = String::from_utf8(out.stdout).ok()?;
-    let mut parts = text.split_whitespace().nth(1)?.split('.');
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
 }
 
 /// Why this release build is linked by a linker these options may not suit, if it is.
@@ -98,22 +86,22 @@ fn linker_unknown() -> Option<String> {
     {
         return Some("a linker or link flags are set in the environment".into());
     }
-    match rustc_minor() {
-        Some(minor) if minor >= 90 => None,
-        Some(minor) => Some(format!("rustc 1.{minor} links with the system linker")),
+    match env::var_os("RUSTC").and_then(|rustc| version(rustc, "--version")) {
+        Some(v) if v >= (1, 90) => None,
+        Some((major, minor)) => Some(format!(
+            "rustc {major}.{minor} links with the system linker"
+        )),
         None => Some("rustc's version could not be read".into()),
     }
 }
 
-/// The minor version of the rustc building this crate (1.<minor>.x).
-fn rustc_minor() -> Option<u32> {
-    let rustc = env::var_os("RUSTC")?;
-    let out = Command::new(rustc).arg("--version").output().ok()?;
+/// The major and minor version a program reports as the second word of its output:
+/// `rustc --version` ("rustc 1.95.0 (…)"), `getconf GNU_LIBC_VERSION` ("glibc 2.36").
+fn version(program: impl AsRef<OsStr>, arg: &str) -> Option<(u32, u32)> {
+    let out = Command::new(program).arg(arg).output().ok()?;
     let text = String::from_utf8(out.stdout).ok()?;
-    text.split_whitespace()
-        .nth(1)?
-        .split('.')
-        .nth(1)?
-        .parse()
-        .ok()
+    let mut parts = text.split_whitespace().nth(1)?.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
 }
