@@ -6,3 +6,5 @@
 //! queues. These modules are the parts of a frame-level engine, as `h1` is for HTTP/1: pure
 //! functions over byte slices, each held to the RFC's rules and tested against its vectors, so
 //! that the connection code above them only moves bytes and keeps state.
+
+pub mod frame;
