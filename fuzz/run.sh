@@ -14,7 +14,7 @@ RUNS=${RUNS:-10000000}
 SECONDS_EACH=${SECONDS_EACH:-3600}
 SANITIZER=${SANITIZER:-address}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(http1_head config argo_manifest condition route_match)
+[ ${#targets[@]} -gt 0 ] || targets=(http1_head config argo_manifest condition route_match hpack h2_frames)
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   echo "fuzz: no nightly toolchain (rustup toolchain list); cargo-fuzz needs one. Skipped." >&2
@@ -31,6 +31,10 @@ seed http1_head seeds/http1/*
 seed route_match seeds/http1/*
 seed config ../deploy/*.yaml ../deploy/*/*.yaml
 seed argo_manifest ../fixtures/argo-rollouts/examples/*.yaml ../deploy/analysis/*.yaml ../deploy/rollout/*.yaml
+# HPACK: the RFC 7541 Appendix C blocks (seeds/hpack/), as a first byte of options and the blocks.
+seed hpack seeds/hpack/*
+# HTTP/2 frames: a first byte of options, then frames as a peer sends them (seeds/h2_frames/).
+seed h2_frames seeds/h2_frames/*
 mkdir -p corpus/condition
 grep -rhoE '(success|failure)Condition: .*' ../fixtures ../deploy | sed -E 's/^[a-zA-Z]+: //; s/^"(.*)"$/\1/' |
   sort -u | while IFS= read -r condition; do
