@@ -7,5 +7,7 @@
 //! functions over byte slices, each held to the RFC's rules and tested against its vectors, so
 //! that the connection code above them only moves bytes and keeps state.
 
+pub mod flow;
 pub mod frame;
 pub mod hpack;
+pub mod stream;
