@@ -1,4 +1,5 @@
-//! The HTTP/2 wire format, without I/O: HPACK (RFC 7541) and frames (RFC 9113 §4–6).
+//! The HTTP/2 wire format, without I/O: HPACK (RFC 7541), frames (RFC 9113 §4–6) and the rules
+//! on messages' fields (RFC 9113 §8).
 //!
 //! weir's HTTP/2 legs run on the h2 crate today, and on HTTP/2 → HTTP/2 traffic its two
 //! connections are about 40 % of weir's instructions per request (benches/README, session 17):
@@ -9,3 +10,4 @@
 
 pub mod frame;
 pub mod hpack;
+pub mod message;
