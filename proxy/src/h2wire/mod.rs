@@ -1,4 +1,6 @@
-//! The HTTP/2 wire format, without I/O: HPACK (RFC 7541) and frames (RFC 9113 §4–6).
+//! The HTTP/2 wire format, without I/O: HPACK (RFC 7541), frames (RFC 9113 §4–6), flow-control
+//! windows (§5.2, §6.9), stream states and identifiers (§5.1), and the rules on messages' fields
+//! (§8).
 //!
 //! weir's HTTP/2 legs run on the h2 crate today, and on HTTP/2 → HTTP/2 traffic its two
 //! connections are about 40 % of weir's instructions per request (benches/README, session 17):
@@ -10,4 +12,5 @@
 pub mod flow;
 pub mod frame;
 pub mod hpack;
+pub mod message;
 pub mod stream;

@@ -1,0 +1,142 @@
+//! The rules every field of every message is held to (RFC 9113 §8.2): name and value syntax,
+//! no connection-specific field, TE only `trailers`; and the two value syntaxes the checkers
+//! share, tokens and Content-Length.
+
+use super::malformed::{ConnectionField, Malformed, Pseudo};
+use crate::field::Kind;
+use crate::h1::strict::parse_length;
+
+/// A field whose name and value hold the common rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Name {
+    Pseudo(Pseudo),
+    /// A regular field, classified as the rest of weir classifies it.
+    Regular(Kind),
+}
+
+/// The rules every field is held to, whatever the message.
+pub(super) fn field(name: &[u8], value: &[u8]) -> Result<Name, Malformed> {
+    let class = classify(name)?;
+    check_value(value)?;
+    if let Name::Regular(kind) = class {
+        connection_specific(kind, name, value)?;
+    }
+    Ok(class)
+}
+
+/// A pseudo-header by its exact name (an unknown one is malformed, §8.3), or a regular field
+/// whose name is lower-case token characters (§8.2, §8.2.1: no upper case, no colon inside).
+fn classify(name: &[u8]) -> Result<Name, Malformed> {
+    if name.first() == Some(&b':') {
+        return Pseudo::of(name)
+            .map(Name::Pseudo)
+            .ok_or(Malformed::UnknownPseudo);
+    }
+    if name.is_empty() {
+        return Err(Malformed::EmptyName);
+    }
+    for &b in name {
+        if !LOWER_TCHAR[usize::from(b)] {
+            return Err(if b.is_ascii_uppercase() {
+                Malformed::UppercaseName
+            } else {
+                Malformed::BadNameChar
+            });
+        }
+    }
+    Ok(Name::Regular(Kind::of(name)))
+}
+
+/// §8.2.1 forbids NUL, CR and LF anywhere, and SP or HTAB first or last. The other control
+/// characters and DEL are invalid too (RFC 9110 §5.5) and weir's HTTP/1 parser refuses them:
+/// refused here as well, they cannot reach an HTTP/1 upstream by way of HTTP/2.
+fn check_value(value: &[u8]) -> Result<(), Malformed> {
+    if value.iter().any(|&b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+        return Err(Malformed::BadValueChar);
+    }
+    let is_ws = |b: Option<&u8>| matches!(b, Some(b' ' | b'\t'));
+    if is_ws(value.first()) || is_ws(value.last()) {
+        return Err(Malformed::ValueWhitespace);
+    }
+    Ok(())
+}
+
+/// §8.2.2: HTTP/2 has no connection-level fields, and TE may only say `trailers`.
+fn connection_specific(kind: Kind, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
+    let field = match kind {
+        Kind::Connection => ConnectionField::Connection,
+        Kind::TransferEncoding => ConnectionField::TransferEncoding,
+        Kind::Upgrade => ConnectionField::Upgrade,
+        // `Kind::of` puts three names here. HTTP2-Settings is not one §8.2.2 names (RFC 9113
+        // §11.1 only marks it obsoleted): let through, and dropped on forwarding as hop-by-hop.
+        Kind::HopByHop => match name {
+            b"keep-alive" => ConnectionField::KeepAlive,
+            b"proxy-connection" => ConnectionField::ProxyConnection,
+            _ => return Ok(()),
+        },
+        Kind::Te if !value.eq_ignore_ascii_case(b"trailers") => {
+            return Err(Malformed::TeNotTrailers)
+        }
+        _ => return Ok(()),
+    };
+    Err(Malformed::ConnectionSpecific(field))
+}
+
+/// Content-Length is digits only (RFC 9110 §8.6). Repeated, as separate fields or joined with
+/// commas, it is one length if every element is the same number; numbers that differ make the
+/// message malformed (§8.6 lets a recipient choose to refuse, and a proxy must: its two sides
+/// could frame the body differently). `seen` holds the number of the fields before.
+pub(super) fn content_length(value: &[u8], seen: &mut Option<u64>) -> Result<(), Malformed> {
+    for element in value.split(|&b| b == b',') {
+        // `parse_length` trims ASCII whitespace around the digits; after `check_value` the only
+        // whitespace a value can hold is SP and HTAB, the list's OWS (RFC 9110 §5.6.1).
+        let n = parse_length(element).ok_or(Malformed::BadContentLength)?;
+        match *seen {
+            Some(before) if before != n => return Err(Malformed::ContentLengthsDiffer),
+            _ => *seen = Some(n),
+        }
+    }
+    Ok(())
+}
+
+/// An RFC 9110 §5.6.2 token: a method, or an upgrade protocol's name.
+pub(super) fn is_token(value: &[u8]) -> bool {
+    !value.is_empty() && value.iter().all(|&b| TCHAR[usize::from(b)])
+}
+
+static TCHAR: [bool; 256] = tchar_table(true);
+static LOWER_TCHAR: [bool; 256] = tchar_table(false);
+
+/// tchar (RFC 9110 §5.6.2), with or without upper-case letters: a byte loop over a table.
+const fn tchar_table(upper: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < table.len() {
+        let b = i as u8;
+        table[i] = b.is_ascii_lowercase()
+            || b.is_ascii_digit()
+            || (upper && b.is_ascii_uppercase())
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        i += 1;
+    }
+    table
+}
+
+#[cfg(test)]
+mod tests;
