@@ -52,7 +52,7 @@ pub enum Malformed {
     SwitchingProtocols,
     // Content-Length (RFC 9110 §8.6).
     BadContentLength,
-    ContentLengthsDiffer,
+    ManyContentLengths,
 }
 
 /// The connection-specific fields RFC 9113 §8.2.2 names (TE aside: it has its own rule).
@@ -149,7 +149,9 @@ impl Malformed {
             Malformed::BadStatus => ":status is not three digits from 100 to 599",
             Malformed::SwitchingProtocols => ":status 101, which HTTP/2 does not have",
             Malformed::BadContentLength => "content-length is not a number (digits only)",
-            Malformed::ContentLengthsDiffer => "content-length is not one number: values differ",
+            Malformed::ManyContentLengths => {
+                "more than one content-length field (in a response: of different numbers)"
+            }
         }
     }
 }

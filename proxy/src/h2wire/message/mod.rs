@@ -24,8 +24,9 @@
 //! - every field (§8.2, §8.2.1): a non-empty name of lower-case token characters; a value
 //!   without NUL, CR, LF (or another control character, RFC 9110 §5.5) and without SP or HTAB
 //!   first or last; no connection-specific field (§8.2.2: Connection, Proxy-Connection,
-//!   Keep-Alive, Transfer-Encoding, Upgrade); TE only as `trailers`; Content-Length digits only,
-//!   repeated only as the same number (RFC 9110 §8.6);
+//!   Keep-Alive, Transfer-Encoding, Upgrade); TE only as `trailers`; Content-Length one number, digits
+//!   only, once in a request and repeated only as the same number in a response (RFC 9110 §8.6,
+//!   as weir's HTTP/1 side);
 //! - pseudo-headers (§8.3): known ones only, each at most once, all before the regular fields,
 //!   the request's in requests and `:status` in responses, none in trailers;
 //! - requests (§8.3.1, §8.5, RFC 8441): `:method` a token; `:scheme` and a non-empty `:path`

@@ -164,7 +164,9 @@ impl RequestCheck {
         self.regular = true;
         match kind {
             Kind::Host => self.host(value),
-            Kind::ContentLength => rules::content_length(value, &mut self.content_length),
+            Kind::ContentLength => {
+                rules::content_length(value, &mut self.content_length, rules::Repeats::Refused)
+            }
             // `rules::field` lets TE through only as `trailers`.
             Kind::Te => {
                 self.te_trailers = true;

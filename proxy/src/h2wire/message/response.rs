@@ -65,7 +65,11 @@ impl ResponseCheck {
             Name::Regular(kind) => {
                 self.regular = true;
                 if kind == Kind::ContentLength {
-                    rules::content_length(value, &mut self.content_length)?;
+                    rules::content_length(
+                        value,
+                        &mut self.content_length,
+                        rules::Repeats::OfTheSameNumber,
+                    )?;
                 }
                 Ok(())
             }
@@ -161,14 +165,22 @@ mod tests {
 
     #[test]
     fn common_rules_and_content_length_hold_in_responses() {
-        let fields = [
+        let fields = [(":status", "200"), ("content-length", "5")];
+        assert_eq!(response(&fields).map(|h| h.content_length), Ok(Some(5)));
+        let twice = [
             (":status", "200"),
             ("content-length", "5"),
             ("content-length", "5"),
         ];
-        assert_eq!(response(&fields).map(|h| h.content_length), Ok(Some(5)));
-        let differ = [(":status", "200"), ("content-length", "5, 6")];
-        assert_eq!(response(&differ), Err(Malformed::ContentLengthsDiffer));
+        assert_eq!(response(&twice).map(|h| h.content_length), Ok(Some(5)));
+        let differ = [
+            (":status", "200"),
+            ("content-length", "5"),
+            ("content-length", "6"),
+        ];
+        assert_eq!(response(&differ), Err(Malformed::ManyContentLengths));
+        let list = [(":status", "200"), ("content-length", "5, 5")];
+        assert_eq!(response(&list), Err(Malformed::BadContentLength));
         let chunked = [(":status", "200"), ("transfer-encoding", "chunked")];
         assert!(matches!(
             response(&chunked),

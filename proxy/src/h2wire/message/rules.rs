@@ -82,21 +82,32 @@ fn connection_specific(kind: Kind, name: &[u8], value: &[u8]) -> Result<(), Malf
     Err(Malformed::ConnectionSpecific(field))
 }
 
-/// Content-Length is digits only (RFC 9110 §8.6). Repeated, as separate fields or joined with
-/// commas, it is one length if every element is the same number; numbers that differ make the
-/// message malformed (§8.6 lets a recipient choose to refuse, and a proxy must: its two sides
-/// could frame the body differently). `seen` holds the number of the fields before.
-pub(super) fn content_length(value: &[u8], seen: &mut Option<u64>) -> Result<(), Malformed> {
-    for element in value.split(|&b| b == b',') {
-        // `parse_length` trims ASCII whitespace around the digits; after `check_value` the only
-        // whitespace a value can hold is SP and HTAB, the list's OWS (RFC 9110 §5.6.1).
-        let n = parse_length(element).ok_or(Malformed::BadContentLength)?;
-        match *seen {
-            Some(before) if before != n => return Err(Malformed::ContentLengthsDiffer),
-            _ => *seen = Some(n),
-        }
+/// Content-Length is one number, digits only (RFC 9110 §8.6), by the rules weir's HTTP/1 side
+/// holds the same message to, so that a length refused there cannot come in by way of HTTP/2:
+/// a request has one such field (`h1::strict::request_framing`); a response may repeat it
+/// with the same number (`h1::head`'s response framing: upstreams are served, not policed),
+/// never as a list. `seen` holds the number of an earlier field.
+pub(super) fn content_length(
+    value: &[u8],
+    seen: &mut Option<u64>,
+    repeats: Repeats,
+) -> Result<(), Malformed> {
+    let n = parse_length(value).ok_or(Malformed::BadContentLength)?;
+    match (*seen, repeats) {
+        (None, _) => *seen = Some(n),
+        (Some(before), Repeats::OfTheSameNumber) if before == n => {}
+        _ => return Err(Malformed::ManyContentLengths),
     }
     Ok(())
+}
+
+/// Whether a message may carry Content-Length more than once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Repeats {
+    /// Requests.
+    Refused,
+    /// Responses.
+    OfTheSameNumber,
 }
 
 /// An RFC 9110 §5.6.2 token: a method, or an upgrade protocol's name.

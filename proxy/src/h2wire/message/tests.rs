@@ -127,7 +127,7 @@ fn every_reason_is_its_own() {
         Malformed::BadStatus,
         Malformed::SwitchingProtocols,
         Malformed::BadContentLength,
-        Malformed::ContentLengthsDiffer,
+        Malformed::ManyContentLengths,
     ];
     for c in [
         C::Connection,
