@@ -9,6 +9,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion};
 use weir_proxy::h1::head::{Parsed, RequestHead};
 use weir_proxy::h2wire::hpack::{huffman, Decoder, Encoder};
+use weir_proxy::h2wire::message::RequestCheck;
 
 /// A gRPC unary call's request, as a gRPC client sends it (the fields grpc-go sends, in order).
 const FIELDS: [(&[u8], &[u8]); 9] = [
@@ -117,6 +118,21 @@ fn header_coding(c: &mut Criterion) {
         let mut d = Decoder::new(4096);
         decode_all(&mut d, &first);
         b.iter(|| decode_all(&mut d, black_box(&repeat)))
+    });
+    c.bench_function("hpack decode + message rules: repeat request", |b| {
+        // What a frame-level engine does per request in place of h2's header map and checks:
+        // decode, hold each field to RFC 9113 §8, keep what routing needs.
+        let mut d = Decoder::new(4096);
+        decode_all(&mut d, &first);
+        b.iter(|| {
+            let mut check = RequestCheck::new(false);
+            d.decode(black_box(&repeat), 16 * 1024, |f| {
+                let _ = check.field(f.name, f.value);
+            })
+            .expect("a valid block");
+            let head = check.finish().expect("a valid request");
+            head.path().map_or(0, <[u8]>::len)
+        })
     });
     c.bench_function("hpack encode: request (weir's encoder)", |b| {
         let e = Encoder::new();
