@@ -59,7 +59,11 @@ pub(super) fn check_path(value: &[u8]) -> Result<(), Malformed> {
         // §8.3.1: never empty; an http(s) URI without a path is sent as `/`.
         return Err(Malformed::EmptyPath);
     }
-    if value.iter().any(|&b| b <= b' ' || b == 0x7f || b == b'#') {
+    // Folded without an early exit, so it compiles to vector compares (see `rules`).
+    let bad = value.iter().fold(false, |bad, &b| {
+        bad | (b <= b' ') | (b == 0x7f) | (b == b'#')
+    });
+    if bad {
         return Err(Malformed::BadPathChar);
     }
     Ok(())
