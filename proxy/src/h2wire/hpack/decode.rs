@@ -27,8 +27,11 @@ pub struct Decoder {
 }
 
 impl Decoder {
-    /// A decoder for a connection whose SETTINGS_HEADER_TABLE_SIZE is `limit` (4,096 unless
-    /// this side sent another).
+    /// A decoder whose dynamic table starts at `limit` bytes, and whose encoder may set it to at
+    /// most that. A connection starts at 4,096, the protocol's initial value, whatever this
+    /// side advertises: the peer's encoder may have sent blocks before it read this side's
+    /// SETTINGS, and it changes its table's size only by a size update. A different
+    /// SETTINGS_HEADER_TABLE_SIZE goes to `set_limit` once the peer has acknowledged it.
     pub fn new(limit: usize) -> Self {
         Decoder {
             table: Table::new(limit),
