@@ -102,6 +102,12 @@ impl StreamIds {
         self.peer_last = Some(self.peer_last.map_or(last_stream, |l| l.min(last_stream)));
     }
 
+    /// The last stream identifier of the peer's GOAWAY (the lowest, if it sent several), or
+    /// None if it sent none.
+    pub fn peer_last(&self) -> Option<u32> {
+        self.peer_last
+    }
+
     /// Whether the peer may have processed stream `id`, one this side opened. False only after
     /// the peer's GOAWAY, for identifiers above its last stream: those it did not and will not
     /// process, and their requests may be retried on another connection (§6.8, §8.7). Always

@@ -47,6 +47,11 @@ impl Concurrency {
         self.local_max = max;
     }
 
+    /// The peer's SETTINGS_MAX_CONCURRENT_STREAMS (`u32::MAX` until it says).
+    pub fn peer_max(&self) -> u32 {
+        self.peer_max
+    }
+
     pub fn active_local(&self) -> u32 {
         self.active_local
     }
@@ -105,7 +110,9 @@ mod tests {
     #[test]
     fn this_side_opens_up_to_the_peers_limit_then_waits_for_a_close() {
         let mut c = Concurrency::new();
+        assert_eq!(c.peer_max(), u32::MAX, "unlimited until the peer says");
         c.set_peer_max(2);
+        assert_eq!(c.peer_max(), 2);
         assert!(c.open_local());
         assert!(c.open_local());
         assert!(!c.open_local());

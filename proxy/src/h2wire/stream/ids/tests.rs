@@ -88,7 +88,9 @@ fn after_goaway_streams_above_the_last_were_not_processed() {
         assert!(ids.open_local().is_some());
     }
     assert!([1, 3, 5, 7].iter().all(|&id| ids.maybe_processed(id)));
+    assert_eq!(ids.peer_last(), None);
     ids.going_away(3);
+    assert_eq!(ids.peer_last(), Some(3));
     assert_eq!(
         [1, 3, 5, 7].map(|id| ids.maybe_processed(id)),
         [true, true, false, false]
@@ -96,6 +98,7 @@ fn after_goaway_streams_above_the_last_were_not_processed() {
     assert_eq!(ids.open_local(), None, "no new stream after GOAWAY");
     // A later GOAWAY cannot raise the last stream, but can lower it.
     ids.going_away(7);
+    assert_eq!(ids.peer_last(), Some(3));
     assert!(!ids.maybe_processed(5));
     ids.going_away(1);
     assert!(!ids.maybe_processed(3));
