@@ -14,7 +14,7 @@ RUNS=${RUNS:-10000000}
 SECONDS_EACH=${SECONDS_EACH:-3600}
 SANITIZER=${SANITIZER:-address}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(http1_head config argo_manifest condition route_match hpack h2_frames)
+[ ${#targets[@]} -gt 0 ] || targets=(http1_head config argo_manifest condition route_match hpack h2_frames h2_client)
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   echo "fuzz: no nightly toolchain (rustup toolchain list); cargo-fuzz needs one. Skipped." >&2
@@ -35,6 +35,8 @@ seed argo_manifest ../fixtures/argo-rollouts/examples/*.yaml ../deploy/analysis/
 seed hpack seeds/hpack/*
 # HTTP/2 frames: a first byte of options, then frames as a peer sends them (seeds/h2_frames/).
 seed h2_frames seeds/h2_frames/*
+# The client connection: an options byte, then a server's frames (seeds/h2_client/).
+seed h2_client seeds/h2_client/*
 mkdir -p corpus/condition
 grep -rhoE '(success|failure)Condition: .*' ../fixtures ../deploy | sed -E 's/^[a-zA-Z]+: //; s/^"(.*)"$/\1/' |
   sort -u | while IFS= read -r condition; do
