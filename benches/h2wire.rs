@@ -2,12 +2,19 @@
 //! frame-level HTTP/2 engine spends per request on header coding, against reading the same
 //! request as HTTP/1 text with the passthrough engine's head parser, measured in the same run
 //! (the machine is shared and noisy: ratios, not times, are the result).
+//! A second group sets weir's sans-I/O client connection (`h2wire::client`) against the h2
+//! crate's client, each sending the same GETs to the same canned server over an in-process
+//! pipe on one thread.
 //! Run: cargo bench --bench h2wire. Results: benches/README.md.
 
 use std::hint::black_box;
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use weir_proxy::h1::head::{Parsed, RequestHead};
+use weir_proxy::h2wire::client::{ClientConn, Config, Event};
+use weir_proxy::h2wire::frame::{self, flag, Kind};
 use weir_proxy::h2wire::hpack::{huffman, Decoder, Encoder};
 use weir_proxy::h2wire::message::RequestCheck;
 
@@ -147,5 +154,190 @@ fn header_coding(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, header_coding);
+/// Requests in flight at once, and a batch (one timed iteration).
+const WAVE: usize = 10;
+const BATCH: usize = 100;
+
+/// A server that costs next to nothing and the same for either client: it reads frame heads
+/// only, answers each request (a HEADERS with END_STREAM) with a pre-encoded head (`:status
+/// 200`, `content-length: 5`) and "hello", and acknowledges SETTINGS. So the difference
+/// between the two clients' times is the clients' own work.
+async fn canned_server(mut io: DuplexStream) {
+    let head: [u8; 5] = [0x88, 0x0f, 0x0d, 0x01, b'5'];
+    let mut out = Vec::new();
+    frame::write_settings(&mut out, &[(frame::SETTINGS_MAX_CONCURRENT_STREAMS, 100)]);
+    let mut buf = Vec::new();
+    let mut preface = true;
+    loop {
+        if !out.is_empty() && io.write_all(&out).await.is_err() {
+            return;
+        }
+        out.clear();
+        match io.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let mut at = 0;
+        if preface {
+            if buf.len() < frame::PREFACE.len() {
+                continue;
+            }
+            at = frame::PREFACE.len();
+            preface = false;
+        }
+        while let Ok(Some((h, range))) =
+            frame::next_frame(&buf[at..], frame::MAX_ALLOWED_FRAME_SIZE)
+        {
+            match h.kind {
+                Kind::Settings if !h.has(flag::ACK) => frame::write_settings_ack(&mut out),
+                Kind::Headers if h.has(flag::END_STREAM) => {
+                    frame::write_headers(&mut out, h.stream, &head, false, 16_384);
+                    frame::write_data(&mut out, h.stream, b"hello", true, 16_384);
+                }
+                _ => {}
+            }
+            at += range.end;
+        }
+        buf.drain(..at);
+    }
+}
+
+fn pipe(rt: &tokio::runtime::Runtime) -> DuplexStream {
+    let (client, server) = tokio::io::duplex(1 << 20);
+    rt.spawn(canned_server(server));
+    client
+}
+
+/// The requests of one batch for the h2 crate, built outside the timing: in weir the pipeline
+/// has built them before the pool sends them.
+fn requests() -> Vec<http::Request<()>> {
+    let uri: http::Uri = "http://bench.local/grpc.testing.BenchmarkService/UnaryCall"
+        .parse()
+        .expect("a valid URI");
+    (0..BATCH)
+        .map(|_| {
+            let mut req = http::Request::new(());
+            *req.uri_mut() = uri.clone();
+            req
+        })
+        .collect()
+}
+
+/// `BATCH` GETs in waves of `WAVE` on the h2 crate's client, as the pool sends them today.
+async fn h2_crate_batch(
+    send: &h2::client::SendRequest<Bytes>,
+    reqs: Vec<http::Request<()>>,
+) -> usize {
+    let mut bytes = 0;
+    let mut reqs = reqs.into_iter();
+    for _ in 0..BATCH / WAVE {
+        let mut answers = Vec::with_capacity(WAVE);
+        for req in reqs.by_ref().take(WAVE) {
+            let mut sender = send.clone().ready().await.expect("connection up");
+            let (answer, _) = sender.send_request(req, true).expect("stream opened");
+            answers.push(answer);
+        }
+        for answer in answers {
+            let mut body = answer.await.expect("a response").into_body();
+            while let Some(data) = body.data().await {
+                let data = data.expect("data");
+                bytes += data.len();
+                let _ = body.flow_control().release_capacity(data.len());
+            }
+        }
+    }
+    bytes
+}
+
+/// The same on weir's sans-I/O client connection, driven by the plainest owner loop.
+struct Owner {
+    conn: ClientConn,
+    io: DuplexStream,
+    buf: Vec<u8>,
+    events: Vec<Event>,
+}
+
+impl Owner {
+    async fn batch(&mut self) -> usize {
+        let fields: [(&[u8], &[u8]); 4] = [
+            (b":method", b"GET"),
+            (b":scheme", b"http"),
+            (b":path", b"/grpc.testing.BenchmarkService/UnaryCall"),
+            (b":authority", b"bench.local"),
+        ];
+        let mut bytes = 0;
+        for _ in 0..BATCH / WAVE {
+            for _ in 0..WAVE {
+                self.conn.open(fields, true).expect("stream opened");
+            }
+            let mut done = 0;
+            while done < WAVE {
+                let out = self.conn.output();
+                if !out.is_empty() {
+                    self.io.write_all(out).await.expect("written");
+                    out.clear();
+                }
+                self.buf.reserve(16 << 10);
+                if self.io.read_buf(&mut self.buf).await.expect("read") == 0 {
+                    panic!("the canned server closed");
+                }
+                let used = self
+                    .conn
+                    .receive(&self.buf, &mut self.events)
+                    .expect("a valid server");
+                for event in self.events.drain(..) {
+                    if let Event::Data {
+                        id,
+                        data,
+                        end_stream,
+                    } = event
+                    {
+                        bytes += data.len();
+                        self.conn.release(id, data.len());
+                        done += usize::from(end_stream);
+                    }
+                }
+                self.buf.drain(..used);
+            }
+        }
+        bytes
+    }
+}
+
+fn client_connection(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    c.bench_function(
+        "client: h2 crate, 100 GETs in waves of 10 (canned server)",
+        |b| {
+            let send = rt.block_on(async {
+                let (send, conn) = h2::client::handshake(pipe(&rt)).await.expect("handshake");
+                tokio::spawn(conn);
+                send
+            });
+            assert_eq!(rt.block_on(h2_crate_batch(&send, requests())), BATCH * 5);
+            b.iter_batched(
+                requests,
+                |reqs| rt.block_on(h2_crate_batch(&send, reqs)),
+                BatchSize::SmallInput,
+            )
+        },
+    );
+    c.bench_function(
+        "client: h2wire, 100 GETs in waves of 10 (canned server)",
+        |b| {
+            let mut owner = Owner {
+                conn: ClientConn::new(Config::default()),
+                io: pipe(&rt),
+                buf: Vec::new(),
+                events: Vec::new(),
+            };
+            assert_eq!(rt.block_on(owner.batch()), BATCH * 5);
+            b.iter(|| rt.block_on(owner.batch()))
+        },
+    );
+}
+
+criterion_group!(benches, header_coding, client_connection);
 criterion_main!(benches);
