@@ -150,12 +150,7 @@ impl ClientConn {
         let code = parse_rst_stream(head, payload).map_err(conn_of)?;
         let id = head.stream;
         let Some(slot) = self.streams.get_mut(&id) else {
-            if self.ids.is_idle(id) {
-                let why = "RST_STREAM on an idle stream (§6.4)";
-                return Err(conn(ErrorCode::PROTOCOL_ERROR, why));
-            }
-            // §5.1 "closed": it crossed this side's END_STREAM or RST_STREAM.
-            return Ok(());
+            return self.untracked(id, "RST_STREAM on an idle stream (§6.4)");
         };
         match slot.stream.recv_reset() {
             Ok(Recv::Process) => {}
@@ -197,11 +192,7 @@ impl ClientConn {
             return Ok(());
         }
         let Some(slot) = self.streams.get_mut(&id) else {
-            if self.ids.is_idle(id) {
-                let why = "WINDOW_UPDATE on an idle stream (§5.1)";
-                return Err(conn(ErrorCode::PROTOCOL_ERROR, why));
-            }
-            return Ok(());
+            return self.untracked(id, "WINDOW_UPDATE on an idle stream (§5.1)");
         };
         match slot.stream.recv_window_update() {
             Ok(Recv::Process) => {}

@@ -44,11 +44,10 @@ impl ClientConn {
             .map_err(|e| conn(ErrorCode::FLOW_CONTROL_ERROR, e.why))?;
         let verdict = match self.streams.get_mut(&id) {
             Some(slot) => accept(slot, &frame),
-            None if self.ids.is_idle(id) => {
-                let why = "DATA on an idle stream (§5.1)";
-                return Err(conn(ErrorCode::PROTOCOL_ERROR, why));
+            None => {
+                self.untracked(id, "DATA on an idle stream (§5.1)")?;
+                Verdict::Drop
             }
-            None => Verdict::Drop,
         };
         match verdict {
             Verdict::Deliver => {}

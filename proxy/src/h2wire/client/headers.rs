@@ -31,11 +31,11 @@ impl ClientConn {
     pub(super) fn headers(&mut self, head: &Head, payload: &[u8], events: &mut Vec<Event>) -> Step {
         let frame = parse_headers(head, payload).map_err(conn_of)?;
         let id = head.stream;
-        if !self.streams.contains_key(&id) && self.ids.is_idle(id) {
+        if !self.streams.contains_key(&id) {
             // §5.1 "idle": a server opens streams only by PUSH_PROMISE, which this side
-            // refuses, and cannot open one of this side's.
-            let why = "HEADERS on a stream this side has not opened (§5.1)";
-            return Err(conn(ErrorCode::PROTOCOL_ERROR, why));
+            // refuses, and cannot open one of this side's. A closed one's block is still
+            // decoded below (§4.3).
+            self.untracked(id, "HEADERS on a stream this side has not opened (§5.1)")?;
         }
         let stream_error = frame.stream_error.map(|e| (e.code, e.why));
         if frame.end_headers {

@@ -118,12 +118,19 @@ impl ClientConn {
         if self.streams.contains_key(&id) {
             self.reset_stream(id, code, why, events);
             Ok(())
-        } else if self.ids.is_idle(id) {
-            let why = "a frame on a stream this side has not opened (§5.1)";
-            Err(conn(ErrorCode::PROTOCOL_ERROR, why))
         } else {
-            Ok(())
+            self.untracked(id, "a frame on a stream this side has not opened (§5.1)")
         }
+    }
+
+    /// A frame on a stream no longer in the map: on one never opened, the connection error
+    /// `why` (§5.1 "idle"); on one closed, nothing, and the frame is dropped (§5.1 "closed": it
+    /// crossed this side's END_STREAM or RST_STREAM).
+    pub(super) fn untracked(&self, id: u32, why: &'static str) -> Step {
+        if self.ids.is_idle(id) {
+            return Err(conn(ErrorCode::PROTOCOL_ERROR, why));
+        }
+        Ok(())
     }
 
     /// A stream error (§5.4.2): RST_STREAM with `code`, the stream forgotten, the owner told
