@@ -62,15 +62,12 @@ impl ServerConn {
     pub(super) fn forget(&mut self, id: u32) {
         if let Some(slot) = self.streams.remove(&id) {
             self.concurrency.close_remote();
-            if slot.stream.send_half() == Half::Ended && slot.stream.state() != reset_by_peer() {
+            // Called for streams closed by END_STREAM both ways: the response is complete.
+            if slot.stream.send_half() == Half::Ended {
                 self.reset_budget = (self.reset_budget + 1).min(self.config.reset_budget);
             }
         }
     }
-}
-
-fn reset_by_peer() -> State {
-    State::Closed(super::super::stream::ClosedBy::RemoteReset)
 }
 
 #[cfg(test)]

@@ -4,5 +4,6 @@
 mod handshake;
 mod hostile;
 mod interop;
+mod owner;
 mod peer;
 mod requests;
