@@ -93,6 +93,22 @@ fn a_client_that_does_not_read_its_ping_answers_is_stopped() {
 }
 
 #[test]
+fn a_client_that_does_not_read_its_settings_acknowledgements_is_stopped() {
+    let config = Config {
+        max_queued_output: 64 << 10,
+        ..Config::default()
+    };
+    let (mut conn, mut client) = ready(config);
+    // 9 octets an acknowledgement.
+    for _ in 0..8_000 {
+        client.settings(&[]);
+    }
+    calm(client.send(&mut conn));
+    let frames = written(&mut conn);
+    assert_eq!(goaway(&frames), Some((0, ErrorCode::ENHANCE_YOUR_CALM)));
+}
+
+#[test]
 fn data_is_queued_only_below_half_the_output_cap() {
     let config = Config {
         max_queued_output: 64 << 10,

@@ -258,3 +258,18 @@ fn the_client_resets_a_stream_and_it_is_forgotten() {
     // DATA crossing the reset is dropped; the connection's window counted it.
     client.data(1, b"late", false).send(&mut conn).unwrap();
 }
+
+#[test]
+fn trailers_without_end_stream_or_with_pseudo_headers_reset_the_stream() {
+    let (mut conn, mut client) = ready(Config::default());
+    client
+        .request(1, "POST", &[], false)
+        .headers(1, &[("x", "y")], false);
+    client
+        .request(3, "POST", &[], false)
+        .headers(3, &[(":path", "/")], true);
+    let events = client.send(&mut conn).unwrap();
+    let p = ErrorCode::PROTOCOL_ERROR;
+    assert_eq!(reset_events(&events), [(1, p, true), (3, p, true)]);
+    assert_eq!(conn.active_streams(), 0);
+}
