@@ -34,7 +34,10 @@ pub struct Config {
     /// Streams this side may reset for the client's errors over the connection's life; one
     /// more ends it with ENHANCE_YOUR_CALM. Bounds "MadeYouReset": a client that makes the
     /// server reset streams (malformed requests, flow control) to open more than
-    /// MAX_CONCURRENT_STREAMS streams' worth of work.
+    /// MAX_CONCURRENT_STREAMS streams' worth of work. Every RST_STREAM this side sends for the
+    /// client's doing counts: malformed requests, flow control, content-length, 431, and
+    /// streams refused (past MAX_CONCURRENT_STREAMS, or after this side's GOAWAY); the
+    /// owner's own `reset`s do not.
     pub max_local_resets: u32,
     /// The budget of streams the client may reset before their response is complete (Rapid
     /// Reset, CVE-2023-44487): each such reset takes one, each response completed gives one
