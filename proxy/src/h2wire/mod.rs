@@ -1,6 +1,6 @@
 //! The HTTP/2 wire format, without I/O: HPACK (RFC 7541), frames (RFC 9113 §4–6), flow-control
 //! windows (§5.2, §6.9), stream states and identifiers (§5.1), the rules on messages' fields
-//! (§8), and a client connection made of them (`client`).
+//! (§8), and client and server connections made of them (`client`, `server`).
 //!
 //! weir's HTTP/2 legs run on the h2 crate today, and on HTTP/2 → HTTP/2 traffic its two
 //! connections are about 40 % of weir's instructions per request (benches/README, session 17):
@@ -10,8 +10,10 @@
 //! that the connection code above them only moves bytes and keeps state.
 
 pub mod client;
+pub mod common;
 pub mod flow;
 pub mod frame;
 pub mod hpack;
 pub mod message;
+pub mod server;
 pub mod stream;

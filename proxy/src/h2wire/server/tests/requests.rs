@@ -1,0 +1,275 @@
+//! Requests in, responses out: heads, bodies, trailers, and the stream errors of §8 and §6.9.
+
+use super::peer::*;
+use crate::h2wire::frame::{flag, ErrorCode, Kind, SETTINGS_INITIAL_WINDOW_SIZE};
+use crate::h2wire::hpack::Decoder;
+use crate::h2wire::server::{Config, Event};
+
+fn fields(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn a_get_is_reported_and_answered() {
+    let (mut conn, mut client) = ready(Config::default());
+    let events = client
+        .request(1, "GET", &[("accept", "*/*")], true)
+        .send(&mut conn)
+        .unwrap();
+    let [Event::Request {
+        id: 1,
+        head,
+        fields: got,
+        end_stream: true,
+    }] = &events[..]
+    else {
+        panic!("{events:?}");
+    };
+    assert_eq!(head.method(), b"GET");
+    assert_eq!(head.path(), Some(&b"/p"[..]));
+    assert_eq!(head.authority(), Some(&b"weir.example"[..]));
+    assert_eq!(got.get(b"accept"), Some(&b"*/*"[..]));
+    assert_eq!(got.len(), 1, "pseudo-headers are the head's");
+    assert_eq!(conn.active_streams(), 1);
+
+    let ct: (&[u8], &[u8]) = (b"content-type", b"text/plain");
+    assert!(conn.respond(1, 200, [ct], false));
+    assert!(!conn.respond(1, 200, [], false), "answered once");
+    assert_eq!(conn.send_data(1, b"hello", true), 5);
+    assert_eq!(conn.active_streams(), 0);
+    let frames = written(&mut conn);
+    assert!(frames[0].is(Kind::Headers, 1) && !frames[0].head.has(flag::END_STREAM));
+    let head = decode_block(&mut Decoder::new(4096), &frames, 0);
+    assert_eq!(
+        head,
+        fields(&[(":status", "200"), ("content-type", "text/plain")])
+    );
+    assert!(frames[1].is(Kind::Data, 1) && frames[1].head.has(flag::END_STREAM));
+    assert_eq!(frames[1].payload, b"hello");
+}
+
+#[test]
+fn a_post_with_body_and_trailers_and_a_response_with_trailers() {
+    let (mut conn, mut client) = ready(Config::default());
+    let cl = [("content-length", "6"), ("te", "trailers")];
+    client
+        .request(1, "POST", &cl, false)
+        .data(1, b"abc", false)
+        .data(1, b"def", false);
+    client.headers(1, &[("x-checksum", "1")], true);
+    let (events, bytes) = client.send_keep(&mut conn).unwrap();
+    let mut body = Vec::new();
+    for event in &events {
+        if let Event::Data { id: 1, data, .. } = event {
+            body.extend_from_slice(&bytes[data.clone()]);
+            conn.release(1, data.len());
+        }
+    }
+    assert_eq!(body, b"abcdef");
+    let Event::Request { head, .. } = &events[0] else {
+        panic!("{events:?}");
+    };
+    assert_eq!((head.content_length, head.te_trailers), (Some(6), true));
+    let Some(Event::Trailers { id: 1, fields: t }) = events.last() else {
+        panic!("{events:?}");
+    };
+    assert_eq!(t.get(b"x-checksum"), Some(&b"1"[..]));
+
+    assert!(conn.respond(1, 200, [], false));
+    assert_eq!(conn.send_data(1, b"ok", false), 2);
+    let grpc: (&[u8], &[u8]) = (b"grpc-status", b"0");
+    assert!(conn.send_trailers(1, [grpc]));
+    assert_eq!(conn.active_streams(), 0);
+    let frames = written(&mut conn);
+    let last = frames.last().unwrap();
+    assert!(last.is(Kind::Headers, 1) && last.head.has(flag::END_STREAM));
+}
+
+#[test]
+fn a_malformed_request_resets_that_stream_only() {
+    let (mut conn, mut client) = ready(Config::default());
+    client.request(1, "GET", &[], false);
+    client.request(3, "GET", &[("connection", "close")], true);
+    client.headers(5, &[(":method", "GET"), (":path", "/")], true);
+    client.request(7, "GET", &[], true);
+    let events = client.send(&mut conn).unwrap();
+    assert_eq!(
+        reset_events(&events),
+        [
+            (3, ErrorCode::PROTOCOL_ERROR, true),
+            (5, ErrorCode::PROTOCOL_ERROR, true)
+        ]
+    );
+    assert_eq!(requests(&events), [1, 7]);
+    let frames = written(&mut conn);
+    assert_eq!(
+        resets(&frames),
+        [
+            (3, ErrorCode::PROTOCOL_ERROR),
+            (5, ErrorCode::PROTOCOL_ERROR)
+        ]
+    );
+    assert_eq!(goaway(&frames), None);
+    // HPACK stayed in step: the next request decodes.
+    let events = client
+        .request(9, "GET", &[("a", "b")], true)
+        .send(&mut conn)
+        .unwrap();
+    assert_eq!(requests(&events), [9]);
+}
+
+#[test]
+fn beyond_max_concurrent_streams_a_stream_is_refused() {
+    let config = Config {
+        max_concurrent_streams: 2,
+        ..Config::default()
+    };
+    let (mut conn, mut client) = ready(config);
+    for id in [1, 3, 5] {
+        client.request(id, "GET", &[], true);
+    }
+    let events = client.send(&mut conn).unwrap();
+    assert_eq!(requests(&events), [1, 3]);
+    assert_eq!(
+        reset_events(&events),
+        [(5, ErrorCode::REFUSED_STREAM, true)]
+    );
+    assert_eq!(
+        resets(&written(&mut conn)),
+        [(5, ErrorCode::REFUSED_STREAM)]
+    );
+    assert!(conn.respond(1, 204, [], true));
+    let events = client.request(7, "GET", &[], true).send(&mut conn).unwrap();
+    assert_eq!(requests(&events), [7], "room again once one ended");
+}
+
+#[test]
+fn data_beyond_the_streams_window_resets_it() {
+    let config = Config {
+        stream_window: 65_535,
+        ..Config::default()
+    };
+    let (mut conn, mut client) = ready(config);
+    client
+        .request(1, "POST", &[], false)
+        .request(3, "POST", &[], false);
+    client.data(1, &vec![0; 65_535], false);
+    client.send(&mut conn).unwrap();
+    let events = client.data(1, b"x", false).send(&mut conn).unwrap();
+    assert_eq!(
+        reset_events(&events),
+        [(1, ErrorCode::FLOW_CONTROL_ERROR, true)]
+    );
+    assert_eq!(
+        resets(&written(&mut conn)),
+        [(1, ErrorCode::FLOW_CONTROL_ERROR)]
+    );
+    // Trailers crossing the reset are decoded and dropped, stream 3 goes on.
+    client.headers(1, &[("x", "y")], true).data(3, b"z", true);
+    let (events, _) = client.send_keep(&mut conn).unwrap();
+    assert!(
+        matches!(events[..], [Event::Data { id: 3, .. }]),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn data_beyond_the_connections_window_ends_the_connection() {
+    let (mut conn, mut client) = ready(Config::default());
+    for id in [1, 3] {
+        client.request(id, "POST", &[], false);
+    }
+    client.data(1, &vec![0; 1 << 20], false);
+    client.send(&mut conn).unwrap();
+    let e = client.data(3, b"x", false).send(&mut conn).unwrap_err();
+    assert_eq!(e.code, ErrorCode::FLOW_CONTROL_ERROR);
+}
+
+#[test]
+fn content_length_mismatches_reset_the_stream() {
+    let (mut conn, mut client) = ready(Config::default());
+    let cl = [("content-length", "3")];
+    client
+        .request(1, "POST", &cl, false)
+        .data(1, b"abcd", false);
+    client.request(3, "POST", &cl, false).data(3, b"ab", true);
+    client.request(5, "POST", &cl, true);
+    client.request(7, "POST", &cl, false).data(7, b"abc", true);
+    let events = client.send(&mut conn).unwrap();
+    let resets = reset_events(&events);
+    let p = ErrorCode::PROTOCOL_ERROR;
+    assert_eq!(resets, [(1, p, true), (3, p, true), (5, p, true)]);
+    assert_eq!(requests(&events), [1, 3, 7]);
+}
+
+#[test]
+fn a_header_list_too_large_is_answered_431() {
+    let config = Config {
+        max_header_list_size: 200,
+        ..Config::default()
+    };
+    let (mut conn, mut client) = ready(config);
+    let big = "v".repeat(300);
+    client.request(1, "GET", &[("x-big", &big)], true);
+    client.request(3, "POST", &[("x-big", &big)], false);
+    client.request(5, "GET", &[], true);
+    let events = client.send(&mut conn).unwrap();
+    assert_eq!(requests(&events), [5]);
+    let nr = ErrorCode::NO_ERROR;
+    assert_eq!(reset_events(&events), [(1, nr, true), (3, nr, true)]);
+    let frames = written(&mut conn);
+    let mut decoder = Decoder::new(4096);
+    for (at, id) in [(0, 1), (1, 3)] {
+        assert!(frames[at].is(Kind::Headers, id) && frames[at].head.has(flag::END_STREAM));
+        assert_eq!(
+            decode_block(&mut decoder, &frames, at),
+            fields(&[(":status", "431")])
+        );
+    }
+    assert_eq!(resets(&frames), [(3, ErrorCode::NO_ERROR)]);
+    assert_eq!(conn.active_streams(), 1);
+}
+
+#[test]
+fn the_clients_window_bounds_what_is_sent_and_capacity_is_reported() {
+    let (mut conn, mut client) = ready(Config::default());
+    client.settings(&[(SETTINGS_INITIAL_WINDOW_SIZE, 10)]);
+    client.request(1, "GET", &[], true).send(&mut conn).unwrap();
+    assert!(conn.respond(1, 200, [], false));
+    assert_eq!(conn.send_capacity(1), 10);
+    assert_eq!(conn.send_data(1, &[1; 30], true), 10);
+    assert_eq!(conn.send_capacity(1), 0);
+    let events = client.window_update(1, 100).send(&mut conn).unwrap();
+    assert_eq!(events, [Event::Capacity { id: Some(1) }]);
+    assert_eq!(conn.send_data(1, &[1; 20], true), 20);
+    assert_eq!(conn.active_streams(), 0);
+}
+
+#[test]
+fn the_client_resets_a_stream_and_it_is_forgotten() {
+    let (mut conn, mut client) = ready(Config::default());
+    client.request(1, "POST", &[], false);
+    let events = client.rst(1, ErrorCode::CANCEL).send(&mut conn).unwrap();
+    assert_eq!(reset_events(&events), [(1, ErrorCode::CANCEL, false)]);
+    assert_eq!(conn.active_streams(), 0);
+    assert!(!conn.respond(1, 200, [], true));
+    // DATA crossing the reset is dropped; the connection's window counted it.
+    client.data(1, b"late", false).send(&mut conn).unwrap();
+}
+
+#[test]
+fn trailers_without_end_stream_or_with_pseudo_headers_reset_the_stream() {
+    let (mut conn, mut client) = ready(Config::default());
+    client
+        .request(1, "POST", &[], false)
+        .headers(1, &[("x", "y")], false);
+    client
+        .request(3, "POST", &[], false)
+        .headers(3, &[(":path", "/")], true);
+    let events = client.send(&mut conn).unwrap();
+    let p = ErrorCode::PROTOCOL_ERROR;
+    assert_eq!(reset_events(&events), [(1, p, true), (3, p, true)]);
+    assert_eq!(conn.active_streams(), 0);
+}
