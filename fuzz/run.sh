@@ -14,7 +14,7 @@ RUNS=${RUNS:-10000000}
 SECONDS_EACH=${SECONDS_EACH:-3600}
 SANITIZER=${SANITIZER:-address}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(http1_head config argo_manifest condition route_match hpack h2_frames h2_client)
+[ ${#targets[@]} -gt 0 ] || targets=(http1_head config argo_manifest condition route_match hpack h2_frames h2_client h2_server)
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   echo "fuzz: no nightly toolchain (rustup toolchain list); cargo-fuzz needs one. Skipped." >&2
@@ -37,6 +37,8 @@ seed hpack seeds/hpack/*
 seed h2_frames seeds/h2_frames/*
 # The client connection: an options byte, then a server's frames (seeds/h2_client/).
 seed h2_client seeds/h2_client/*
+# The server connection: an options byte, then a client's bytes (seeds/h2_server/).
+seed h2_server seeds/h2_server/*
 mkdir -p corpus/condition
 grep -rhoE '(success|failure)Condition: .*' ../fixtures ../deploy | sed -E 's/^[a-zA-Z]+: //; s/^"(.*)"$/\1/' |
   sort -u | while IFS= read -r condition; do
