@@ -2,9 +2,9 @@
 //! frame-level HTTP/2 engine spends per request on header coding, against reading the same
 //! request as HTTP/1 text with the passthrough engine's head parser, measured in the same run
 //! (the machine is shared and noisy: ratios, not times, are the result).
-//! A second group sets weir's sans-I/O client connection (`h2wire::client`) against the h2
-//! crate's client, each sending the same GETs to the same canned server over an in-process
-//! pipe on one thread.
+//! Two more groups set weir's sans-I/O client and server connections (`h2wire::client`,
+//! `h2wire::server`) against the h2 crate's, each exchanging the same GETs with the same canned
+//! peer over an in-process pipe on one thread.
 //! Run: cargo bench --bench h2wire. Results: benches/README.md.
 
 use std::hint::black_box;
@@ -15,8 +15,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use weir_proxy::h1::head::{Parsed, RequestHead};
 use weir_proxy::h2wire::client::{ClientConn, Config, Event};
 use weir_proxy::h2wire::frame::{self, flag, Kind};
+use weir_proxy::h2wire::hpack::Encoder as HpackEncoder;
 use weir_proxy::h2wire::hpack::{huffman, Decoder, Encoder};
 use weir_proxy::h2wire::message::RequestCheck;
+use weir_proxy::h2wire::server::{self, ServerConn};
 
 /// A gRPC unary call's request, as a gRPC client sends it (the fields grpc-go sends, in order).
 const FIELDS: [(&[u8], &[u8]); 9] = [
@@ -339,5 +341,150 @@ fn client_connection(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, header_coding, client_connection);
+/// A client that costs next to nothing and the same for either server: it writes pre-encoded
+/// requests (one HEADERS frame each, END_STREAM) in waves and reads frame heads only, counting
+/// the streams that ended. So the difference between the two servers' times is their own work.
+struct CannedClient {
+    io: DuplexStream,
+    block: Vec<u8>,
+    next_id: u32,
+    buf: Vec<u8>,
+}
+
+impl CannedClient {
+    async fn connect(mut io: DuplexStream) -> CannedClient {
+        let mut hello = frame::PREFACE.to_vec();
+        frame::write_settings(&mut hello, &[]);
+        io.write_all(&hello).await.expect("written");
+        let e = HpackEncoder::new();
+        let mut block = Vec::new();
+        for (n, v) in [
+            (&b":method"[..], &b"GET"[..]),
+            (b":scheme", b"http"),
+            (b":path", b"/grpc.testing.BenchmarkService/UnaryCall"),
+            (b":authority", b"bench.local"),
+        ] {
+            e.field(n, v, false, &mut block);
+        }
+        CannedClient {
+            io,
+            block,
+            next_id: 1,
+            buf: Vec::new(),
+        }
+    }
+
+    async fn batch(&mut self) -> usize {
+        let mut ended = 0;
+        for _ in 0..BATCH / WAVE {
+            let mut out = Vec::new();
+            for _ in 0..WAVE {
+                frame::write_headers(&mut out, self.next_id, &self.block, true, 16_384);
+                self.next_id += 2;
+            }
+            self.io.write_all(&out).await.expect("written");
+            let mut done = 0;
+            while done < WAVE {
+                if self.io.read_buf(&mut self.buf).await.expect("read") == 0 {
+                    panic!("the server closed");
+                }
+                let mut at = 0;
+                while let Ok(Some((h, range))) =
+                    frame::next_frame(&self.buf[at..], frame::MAX_ALLOWED_FRAME_SIZE)
+                {
+                    if h.stream != 0
+                        && h.has(flag::END_STREAM)
+                        && matches!(h.kind, Kind::Data | Kind::Headers)
+                    {
+                        done += 1;
+                    }
+                    at += range.end;
+                }
+                self.buf.drain(..at);
+            }
+            ended += done;
+        }
+        ended
+    }
+}
+
+/// The h2 crate's server answering each request in its accept loop (no task per stream, as
+/// `listen/h2conn.rs` polls streams in place): a head and "hello".
+async fn h2_crate_server(io: DuplexStream) {
+    let Ok(mut conn) = h2::server::handshake(io).await else {
+        return;
+    };
+    while let Some(Ok((_req, mut respond))) = conn.accept().await {
+        let resp = http::Response::builder()
+            .header("content-length", "5")
+            .body(())
+            .expect("a valid response");
+        if let Ok(mut send) = respond.send_response(resp, false) {
+            let _ = send.send_data(Bytes::from_static(b"hello"), true);
+        }
+    }
+}
+
+/// The same on weir's sans-I/O server connection, with the plainest owner loop.
+async fn h2wire_server(mut io: DuplexStream) {
+    let mut conn = ServerConn::new(server::Config::default());
+    let mut buf = Vec::new();
+    let mut events = Vec::new();
+    loop {
+        let out = conn.output();
+        if !out.is_empty() {
+            if io.write_all(out).await.is_err() {
+                return;
+            }
+            out.clear();
+        }
+        buf.reserve(16 << 10);
+        match io.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let Ok(used) = conn.receive(&buf, &mut events) else {
+            return;
+        };
+        for event in events.drain(..) {
+            if let server::Event::Request { id, .. } = event {
+                conn.respond(id, 200, [(&b"content-length"[..], &b"5"[..])], false);
+                conn.send_data(id, b"hello", true);
+            }
+        }
+        buf.drain(..used);
+    }
+}
+
+fn server_connection(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    c.bench_function(
+        "server: h2 crate, 100 GETs in waves of 10 (canned client)",
+        |b| {
+            let mut client = rt.block_on(async {
+                let (client, server) = tokio::io::duplex(1 << 20);
+                tokio::spawn(h2_crate_server(server));
+                CannedClient::connect(client).await
+            });
+            assert_eq!(rt.block_on(client.batch()), BATCH);
+            b.iter(|| rt.block_on(client.batch()))
+        },
+    );
+    c.bench_function(
+        "server: h2wire, 100 GETs in waves of 10 (canned client)",
+        |b| {
+            let mut client = rt.block_on(async {
+                let (client, server) = tokio::io::duplex(1 << 20);
+                tokio::spawn(h2wire_server(server));
+                CannedClient::connect(client).await
+            });
+            assert_eq!(rt.block_on(client.batch()), BATCH);
+            b.iter(|| rt.block_on(client.batch()))
+        },
+    );
+}
+
+criterion_group!(benches, header_coding, client_connection, server_connection);
 criterion_main!(benches);
