@@ -1,10 +1,8 @@
 //! Opening one upstream connection: resolve, TCP, optional TLS, HTTP handshake.
 
 use std::net::SocketAddr;
-use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 use rustls::ClientConfig;
@@ -13,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
 use super::body::RequestBody;
-use super::h2pool::{drive, KeepAlive, Signals, WatchedIo};
+use super::h2pool::{Driver, KeepAlive, Link, Signals};
 use super::raw::{RawConn, RawIo};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::stats::UpstreamError;
@@ -21,7 +19,7 @@ use crate::table_spec::Http2PoolSpec;
 
 pub enum Sender {
     H1(H1Conn),
-    H2(h2::client::SendRequest<Bytes>),
+    H2(Arc<Link>),
 }
 
 /// An HTTP/1 connection's sender and the deadline its IO enforces (the response timeout).
@@ -119,80 +117,57 @@ where
     Ok(H1Conn { sender, deadline })
 }
 
-/// An HTTP/2 connection of a pool, its reads watched for SETTINGS and GOAWAY (`signals`),
-/// its task probing it while `in_flight` streams are open; the caller bounds it with the
+/// An HTTP/2 connection of a pool: weir's client connection (`h2wire::client`) with a
+/// driver task of its own that feeds `signals` (SETTINGS, GOAWAY, its end) and probes it while
+/// streams are open; returned once the server's SETTINGS came. The caller bounds it with the
 /// connect timeout.
 pub(super) async fn open_h2(
     address: &str,
     tls: Option<&TlsTarget>,
     spec: &Http2PoolSpec,
     signals: Arc<Signals>,
-    in_flight: Arc<AtomicU32>,
-) -> Result<h2::client::SendRequest<Bytes>, UpstreamError> {
+) -> Result<Arc<Link>, UpstreamError> {
     let tcp = tcp(address).await?;
-    let sender = match tls {
-        None => {
-            handshake_h2(
-                WatchedIo::new(tcp, signals.clone()),
-                spec,
-                signals.clone(),
-                in_flight,
-            )
-            .await?
-        }
-        Some(target) => {
-            let stream = tls_handshake(address, target, tcp).await?;
-            handshake_h2(
-                WatchedIo::new(stream, signals.clone()),
-                spec,
-                signals.clone(),
-                in_flight,
-            )
-            .await?
-        }
+    let link = match tls {
+        None => start_h2(tcp, spec, signals.clone()),
+        Some(target) => start_h2(
+            tls_handshake(address, target, tcp).await?,
+            spec,
+            signals.clone(),
+        ),
     };
     // The server's SETTINGS come first on the connection (RFC 9113 §3.4): one round trip.
-    signals.settled().await;
-    Ok(sender)
+    if !signals.settled().await {
+        tracing::debug!(%address, "upstream h2 connection closed before its SETTINGS");
+        return Err(UpstreamError::Protocol);
+    }
+    Ok(link)
 }
 
-/// Flow control and buffers: windows far above the protocol's 64 KiB default, so that a
-/// 4 MiB gRPC message or a long server stream runs at the link's speed, not one window per
-/// round trip (the values hyper's client uses: 5 MiB for the connection, 2 MiB per stream).
+/// Flow control: windows far above the protocol's 64 KiB default, so that a 4 MiB gRPC
+/// message or a long server stream runs at the link's speed, not one window per round trip
+/// (the values hyper's client uses: 5 MiB for the connection, 2 MiB per stream).
 const CONNECTION_WINDOW: u32 = 5 << 20;
 const STREAM_WINDOW: u32 = 2 << 20;
-/// What h2 may hold of one stream's body beyond what the window lets out.
-const SEND_BUFFER: usize = 1 << 20;
 /// The largest response head taken (hyper's default too).
 const MAX_HEADER_LIST: u32 = 16 << 10;
-/// Streams this side reset for an error of its own, before the connection is given up.
-const MAX_LOCAL_RESETS: usize = 1024;
 
-async fn handshake_h2<I>(
-    io: I,
-    spec: &Http2PoolSpec,
-    signals: Arc<Signals>,
-    in_flight: Arc<AtomicU32>,
-) -> Result<h2::client::SendRequest<Bytes>, UpstreamError>
+fn start_h2<I>(io: I, spec: &Http2PoolSpec, signals: Arc<Signals>) -> Arc<Link>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (sender, conn) = h2::client::Builder::new()
-        // Until the server's SETTINGS arrive, no more streams than the pool would give it.
-        .initial_max_send_streams(spec.max_streams_per_connection as usize)
-        .initial_window_size(STREAM_WINDOW)
-        .initial_connection_window_size(CONNECTION_WINDOW)
-        .max_send_buffer_size(SEND_BUFFER)
-        .max_header_list_size(MAX_HEADER_LIST)
-        .max_local_error_reset_streams(Some(MAX_LOCAL_RESETS))
-        .enable_push(false)
-        .handshake::<_, Bytes>(io)
-        .await
-        .map_err(|_| UpstreamError::Protocol)?;
+    let config = crate::h2wire::client::Config {
+        stream_window: STREAM_WINDOW,
+        connection_window: CONNECTION_WINDOW,
+        max_header_list_size: MAX_HEADER_LIST,
+        ..Default::default()
+    };
+    // The preface and SETTINGS are queued: the driver's first turn writes them.
+    let link = Arc::new(Link::new(crate::h2wire::client::ClientConn::new(config)));
     let keepalive = spec.keepalive_interval.map(|interval| KeepAlive {
         interval,
         timeout: spec.keepalive_timeout,
     });
-    tokio::spawn(drive(conn, keepalive, signals, in_flight));
-    Ok(sender)
+    tokio::spawn(Driver::new(io, link.clone(), signals, keepalive));
+    link
 }

@@ -2,7 +2,7 @@
 //! its pool of HTTP/2 connections (`super::h2pool`). HTTP/1 connections are bytes (`RawConn`)
 //! that both engines write to; hyper's client is only opened for an upgrade, never pooled.
 
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -89,7 +89,7 @@ impl Endpoint {
     /// `checkout_raw`.)
     pub async fn checkout(self: &Arc<Self>, wait_until: Instant) -> Result<Lease, UpstreamError> {
         let slot = self.h2.checkout(wait_until, || self.open_h2()).await?;
-        let sender = Sender::H2(slot.conn.sender());
+        let sender = Sender::H2(slot.conn.link().clone());
         self.outstanding.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
             sender,
@@ -172,16 +172,14 @@ impl Endpoint {
     async fn open_h2(&self) -> Result<H2Conn, UpstreamError> {
         let metrics = self.metrics.clone();
         let signals = Arc::new(Signals::new(metrics.goaways.clone()));
-        let in_flight = Arc::new(AtomicU32::new(0));
         let opening = Box::pin(connect::open_h2(
             &self.key.address,
             self.tls.as_ref(),
             self.h2.spec(),
             signals.clone(),
-            in_flight.clone(),
         ));
-        let sender = self.opened(opening).await?;
-        Ok(H2Conn::new(sender, signals, in_flight, metrics))
+        let link = self.opened(opening).await?;
+        Ok(H2Conn::new(link, signals, metrics))
     }
 
     /// Closes pooled connections idle for longer than the pool's idle timeout. Checkout skips
@@ -217,15 +215,15 @@ impl Lease {
     ) -> Result<(Response<Received>, Release), (SendError, Release)> {
         let mut conn = match self.sender {
             Sender::H1(conn) => conn,
-            Sender::H2(sender) => {
+            Sender::H2(link) => {
                 // Streams share the connection: each has its own timer.
                 let deadline = started + self.release.endpoint.response_timeout();
                 let (req, resend) = Resend::keep(req);
-                let sending = h2pool::exchange(sender, req);
+                let sending = h2pool::exchange(&link, req);
                 return match tokio::time::timeout_at(deadline.into(), sending).await {
-                    Ok(Ok(resp)) => Ok((resp.map(Received::Http2), self.release)),
+                    Ok(Ok(resp)) => Ok((resp.map(Received::H2Response), self.release)),
                     Ok(Err(Failed::NotSent(req))) => Err((SendError::NotSent(req), self.release)),
-                    Ok(Err(Failed::Error(err))) if h2pool::refused(&err) => {
+                    Ok(Err(Failed::Error(err))) if err.is_refused() => {
                         // The server did not process it (RFC 9113 §8.7): it may go again on
                         // another stream, whatever its method, if its body was kept.
                         self.release.endpoint.metrics.refused.inc();
@@ -237,7 +235,7 @@ impl Lease {
                     }
                     Ok(Err(Failed::Error(err))) => {
                         tracing::debug!(error = %err, "h2 upstream stream failed");
-                        Err((SendError::Failed(classify_h2(&err)), self.release))
+                        Err((SendError::Failed(err.classify()), self.release))
                     }
                     Err(_) => Err((SendError::Failed(UpstreamError::Timeout), self.release)),
                 };
@@ -256,16 +254,6 @@ impl Lease {
                 None => Err((SendError::Failed(classify(err.error())), self.release)),
             },
         }
-    }
-}
-
-/// A stream's error: the server's reset, its going away and a broken connection are resets
-/// (502); anything else is a protocol error of one side (502 too, counted apart).
-fn classify_h2(err: &h2::Error) -> UpstreamError {
-    if err.is_reset() || err.is_go_away() || err.is_io() {
-        UpstreamError::Reset
-    } else {
-        UpstreamError::Protocol
     }
 }
 

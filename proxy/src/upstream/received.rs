@@ -10,6 +10,7 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
+use super::h2pool::response::ResponseStream;
 use crate::h2flow::H2Body;
 
 /// The error of a body that crossed the proxy (either leg's, boxed).
@@ -18,6 +19,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub enum Received {
     Http1(Incoming),
     Http2(H2Body),
+    /// A response from an HTTP/2 upstream of the pool (`super::h2pool`).
+    H2Response(ResponseStream),
     /// An HTTP/1 upstream's response, read by weir (`super::PooledBody`). Boxed: it holds
     /// the connection, and inline it would widen every body, a client's request body too; and
     /// as a body, not by its name, since it holds its endpoint's lease (this file is below the
@@ -36,6 +39,7 @@ impl Body for Received {
         match self.get_mut() {
             Received::Http1(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Received::Http2(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            Received::H2Response(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Received::Pooled(b) => b.as_mut().poll_frame(cx),
         }
     }
@@ -44,6 +48,7 @@ impl Body for Received {
         match self {
             Received::Http1(b) => b.is_end_stream(),
             Received::Http2(b) => b.is_end_stream(),
+            Received::H2Response(b) => b.is_end_stream(),
             Received::Pooled(b) => b.is_end_stream(),
         }
     }
@@ -52,6 +57,7 @@ impl Body for Received {
         match self {
             Received::Http1(b) => b.size_hint(),
             Received::Http2(b) => b.size_hint(),
+            Received::H2Response(b) => b.size_hint(),
             Received::Pooled(b) => b.size_hint(),
         }
     }

@@ -1,88 +1,102 @@
-//! One request on a pool connection, on the h2 crate directly: the head goes out, the body is
-//! pumped while the response head is awaited, and the response body is read with its flow
-//! control window given back as it is read.
+//! One request on a pool connection: its head opens a stream, its body is sent while the
+//! response head is awaited, and the response comes back as a `ResponseStream`.
 //!
-//! Why not hyper's HTTP/2 client: per request it spawns a task to await the response and
-//! another to pump the body, and hands the request to the connection's task over a channel and
-//! the response back over a oneshot. Here the request's own future does all of it; a task is
-//! spawned only for a request body that outlives the response head (a client stream).
+//! The request's own future does all of it, with no task and no channel per request: a task
+//! is spawned only for a request body that outlives the response head (a client stream, or an
+//! early answer).
 
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::pin::Pin;
-use std::task::Poll;
+use std::sync::Arc;
 
-use bytes::Bytes;
-use http::header::CONTENT_LENGTH;
-use http::{HeaderValue, Method, Request, Response};
+use http::{HeaderMap, Method, Request, Response, StatusCode, Version};
 use http_body::Body;
 
-use crate::h2flow::{content_length, H2Body, Pump};
+use super::error::StreamError;
+use super::fields::{header_map, request_fields};
+use super::link::Link;
+use super::response::ResponseStream;
+use super::send_body::SendBody;
+use crate::h2wire::client::OpenError;
 use crate::upstream::body::RequestBody;
 
 /// Why an exchange gave no response.
 pub enum Failed {
-    /// The request never went on the wire (the connection closed or went away first): it may
-    /// go again as it is, whatever its method.
+    /// The request never went on the wire (the connection closed, went away or is at the
+    /// server's stream limit): it may go again as it is, whatever its method.
     NotSent(Box<Request<RequestBody>>),
-    Error(h2::Error),
+    Error(StreamError),
 }
 
-/// Sends `req` on `sender`'s connection and waits for the response head.
+/// Sends `req` on `link`'s connection and waits for the response head.
 pub async fn exchange(
-    sender: h2::client::SendRequest<Bytes>,
+    link: &Arc<Link>,
     req: Request<RequestBody>,
-) -> Result<Response<H2Body>, Failed> {
-    let mut sender = match sender.ready().await {
-        Ok(sender) => sender,
-        Err(_) => return Err(Failed::NotSent(Box::new(req))),
-    };
-    let (parts, body) = req.into_parts();
-    let mut head = Request::from_parts(parts, ());
+) -> Result<Response<ResponseStream>, Failed> {
+    let (head, body) = req.into_parts();
+    let end = body.is_end_stream();
     // A body of known length states it, as an HTTP/1 upstream would have been told (and a
     // server may reject a POST without it); an empty GET says nothing.
-    if let Some(len) = body.size_hint().exact() {
-        if (len != 0 || states_length(head.method()))
-            && !head.headers().contains_key(CONTENT_LENGTH)
-        {
-            head.headers_mut()
-                .insert(CONTENT_LENGTH, HeaderValue::from(len));
+    let length = body
+        .size_hint()
+        .exact()
+        .filter(|&len| {
+            (len != 0 || states_length(&head.method)) && !states_its_length(&head.headers)
+        })
+        .map(|len| len.to_string());
+    let opened = link.with(|inner| inner.open(request_fields(&head, length.as_deref()), end));
+    let id = match opened {
+        Ok(id) => id,
+        Err(OpenError::HeaderListTooLarge { size, limit }) => {
+            tracing::debug!(size, limit, "request head above the h2 upstream's limit");
+            return Err(Failed::Error(StreamError::Malformed(
+                "the request's header list is above the upstream's SETTINGS_MAX_HEADER_LIST_SIZE",
+            )));
         }
-    }
-    let end = body.is_end_stream();
-    // An error here (the connection went away since `ready`) is judged like a stream's: a
-    // refused one goes again from the caller's copy (`Resend`).
-    let (mut response, stream) = sender.send_request(head, end).map_err(Failed::Error)?;
-    // A client's body that breaks cancels the upstream's stream.
-    let mut pump = (!end).then(|| Pump::new(body, stream, h2::Reason::CANCEL));
-    let answer = std::future::poll_fn(|cx| {
-        if let Some(p) = pump.as_mut() {
-            if let Poll::Ready(done) = Pin::new(p).poll(cx) {
-                pump = None;
-                if let Err(err) = done {
-                    // The client's body broke, or the server reset the stream: the response
-                    // future reports the stream's end.
-                    tracing::debug!(error = %err, "request body to an h2 upstream stopped");
-                }
+        Err(_) => return Err(Failed::NotSent(Box::new(Request::from_parts(head, body)))),
+    };
+    let mut response = ResponseStream::new(link.clone(), id);
+    let mut sending = (!end).then(|| SendBody::new(link.clone(), id, body));
+    let answer = poll_fn(|cx| {
+        if let Some(send) = sending.as_mut() {
+            if Pin::new(send).poll(cx).is_ready() {
+                sending = None;
             }
         }
-        Pin::new(&mut response).poll(cx)
+        response.poll_head(cx)
     })
     .await;
-    if let Some(pump) = pump {
-        // The answer came before the body ended (a client stream, or an early answer): the
-        // body goes on in a task of its own while the response streams back.
-        tokio::spawn(async move {
-            if let Err(err) = pump.await {
-                tracing::debug!(error = %err, "request body to an h2 upstream stopped");
-            }
-        });
+    if let Some(send) = sending {
+        // The answer came before the body ended: the body goes on in a task of its own while
+        // the response streams back.
+        tokio::spawn(send);
     }
-    let resp = answer.map_err(Failed::Error)?;
-    let length = content_length(resp.headers());
-    Ok(resp.map(|recv| H2Body::new(recv, length)))
+    let head = answer.map_err(Failed::Error)?;
+    let status = StatusCode::from_u16(head.status)
+        .map_err(|_| Failed::Error(StreamError::Malformed("a status http refuses")))?;
+    let headers =
+        header_map(&head.fields).map_err(|why| Failed::Error(StreamError::Malformed(why)))?;
+    let length = content_length(&headers);
+    let mut resp = Response::new(response.into_body(head.end_stream, length));
+    *resp.status_mut() = status;
+    *resp.version_mut() = Version::HTTP_2;
+    *resp.headers_mut() = headers;
+    Ok(resp)
+}
+
+/// Whether the request states its length already.
+fn states_its_length(headers: &HeaderMap) -> bool {
+    headers.contains_key(http::header::CONTENT_LENGTH)
 }
 
 /// Methods whose request states its length even when it is zero (RFC 9110 §8.6).
 fn states_length(method: &Method) -> bool {
     matches!(*method, Method::POST | Method::PUT | Method::PATCH)
+}
+
+/// A head's content-length, when it states one number.
+fn content_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok()?.parse().ok())
 }

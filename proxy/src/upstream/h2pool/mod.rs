@@ -3,33 +3,41 @@
 //! when all are full another opens, up to a cap; past that a request waits, in a bounded
 //! queue, until a stream frees or its deadline passes. A connection whose server sent GOAWAY,
 //! or that reached its maximum age or request count, takes no new stream and closes once its
-//! streams end (h2 closes it when its last sender is dropped). Streams the server refused
-//! are sent again (`resend`). Requests go out on the h2 crate directly (`exchange`), each
-//! connection driven and kept alive by a task of its own (`drive`).
+//! streams end. Streams the server refused are sent again (`resend`).
+//!
+//! Each connection is weir's own sans-I/O HTTP/2 client (`crate::h2wire::client`) behind one
+//! lock (`link`), driven by a task of its own that owns the socket (`driver`); requests go out
+//! from their own futures (`exchange`, `send_body`) and their responses are read from the
+//! connection's buffers (`response`), with no task or channel per request.
 //!
 //! Why a pool and not one connection: one connection inherits every per-connection limit of
 //! the server, stalls every call on one lost packet, and caps a server that reads each
 //! connection on one thread at one core.
 
-mod drive;
+mod dispatch;
+mod driver;
+mod error;
 mod exchange;
-mod frames;
+mod fields;
+mod link;
 mod pick;
 mod resend;
-mod watch;
+pub(super) mod response;
+mod send_body;
+mod signals;
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use tokio::sync::Notify;
 
-pub use drive::{drive, KeepAlive};
+pub use driver::{Driver, KeepAlive};
 pub use exchange::{exchange, Failed};
-pub use resend::{refused, Resend};
-pub use watch::{Signals, WatchedIo};
+pub use link::Link;
+pub use resend::Resend;
+pub use signals::Signals;
 
 use crate::stats::{PoolMetrics, UpstreamError};
 use crate::table_spec::Http2PoolSpec;
@@ -54,11 +62,10 @@ struct State {
 
 /// One connection of the pool.
 pub struct H2Conn {
-    sender: h2::client::SendRequest<Bytes>,
+    link: Arc<Link>,
     signals: Arc<Signals>,
-    /// Streams taken and not yet ended; the connection's task reads it to probe only while
-    /// streams are open.
-    in_flight: Arc<AtomicU32>,
+    /// Streams taken and not yet ended.
+    in_flight: AtomicU32,
     served: AtomicU64,
     /// Past its age or request count: no new streams.
     retired: AtomicBool,
@@ -69,17 +76,12 @@ pub struct H2Conn {
 }
 
 impl H2Conn {
-    pub fn new(
-        sender: h2::client::SendRequest<Bytes>,
-        signals: Arc<Signals>,
-        in_flight: Arc<AtomicU32>,
-        metrics: PoolMetrics,
-    ) -> Self {
+    pub fn new(link: Arc<Link>, signals: Arc<Signals>, metrics: PoolMetrics) -> Self {
         metrics.connections.inc();
         H2Conn {
-            sender,
+            link,
             signals,
-            in_flight,
+            in_flight: AtomicU32::new(0),
             served: AtomicU64::new(0),
             retired: AtomicBool::new(false),
             opened: Instant::now(),
@@ -88,9 +90,9 @@ impl H2Conn {
         }
     }
 
-    /// A sender for one request (h2's senders are cheap handles on one connection).
-    pub fn sender(&self) -> h2::client::SendRequest<Bytes> {
-        self.sender.clone()
+    /// The connection, for one request.
+    pub fn link(&self) -> &Arc<Link> {
+        &self.link
     }
 
     fn takes_streams(&self, spec: &Http2PoolSpec) -> bool {
@@ -122,6 +124,8 @@ impl H2Conn {
 
 impl Drop for H2Conn {
     fn drop(&mut self) {
+        // No slot holds it and the pool left it: it closes once its streams end.
+        self.link.abandon();
         self.metrics.connections.dec();
     }
 }

@@ -63,18 +63,6 @@ impl Resend {
     }
 }
 
-/// True when `err` says the server did not process the stream: REFUSED_STREAM, or a graceful
-/// GOAWAY (NO_ERROR) that left the stream above its last stream id. (A GOAWAY with an error
-/// code is not taken as proof: h2 reports the same error to streams the server may have
-/// processed when that connection then ends.)
-pub fn refused(err: &h2::Error) -> bool {
-    match err.reason() {
-        Some(h2::Reason::REFUSED_STREAM) => true,
-        Some(h2::Reason::NO_ERROR) => err.is_go_away() && err.is_remote(),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
