@@ -291,3 +291,5 @@ enum Choice<S> {
     Open,
     Wait,
 }
+#[cfg(test)]
+mod tests;
