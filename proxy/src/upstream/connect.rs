@@ -136,12 +136,32 @@ pub(super) async fn open_h2(
             signals.clone(),
         ),
     };
+    // Until the pool holds it, a connection that fails to settle (or whose opening is given up
+    // at the connect timeout) is let go, so that its task closes it.
+    let unclaimed = Unclaimed(Some(link));
     // The server's SETTINGS come first on the connection (RFC 9113 §3.4): one round trip.
     if !signals.settled().await {
         tracing::debug!(%address, "upstream h2 connection closed before its SETTINGS");
         return Err(UpstreamError::Protocol);
     }
-    Ok(link)
+    unclaimed.claim().ok_or(UpstreamError::Protocol)
+}
+
+/// A connection not yet handed to the pool.
+struct Unclaimed(Option<Arc<Link>>);
+
+impl Unclaimed {
+    fn claim(mut self) -> Option<Arc<Link>> {
+        self.0.take()
+    }
+}
+
+impl Drop for Unclaimed {
+    fn drop(&mut self) {
+        if let Some(link) = self.0.take() {
+            link.abandon();
+        }
+    }
 }
 
 /// Flow control: windows far above the protocol's 64 KiB default, so that a 4 MiB gRPC
@@ -170,4 +190,38 @@ where
     });
     tokio::spawn(Driver::new(io, link.clone(), signals, keepalive));
     link
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus_client::metrics::counter::Counter;
+    use std::time::Duration;
+    use tokio::io::AsyncReadExt;
+
+    #[tokio::test]
+    async fn an_h2_connection_given_up_before_its_settings_is_closed() {
+        // A server that takes the connection and says nothing.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap().to_string();
+        let server = tokio::spawn(async move {
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut sink = Vec::new();
+            // Returns once the client closes.
+            tcp.read_to_end(&mut sink).await.map(|_| sink.len())
+        });
+        let signals = Arc::new(Signals::new(Counter::default()));
+        let spec = Http2PoolSpec::default();
+        let opening = open_h2(&address, None, &spec, signals.clone());
+        let given_up = tokio::time::timeout(Duration::from_millis(200), opening).await;
+        assert!(given_up.is_err(), "no SETTINGS came: still opening");
+        let read = tokio::time::timeout(Duration::from_secs(10), server)
+            .await
+            .expect("the abandoned connection was closed")
+            .unwrap()
+            .unwrap();
+        // The preface and SETTINGS, then GOAWAY on the way out.
+        assert!(read > 24, "{read} bytes");
+        assert!(signals.closed());
+    }
 }
