@@ -72,9 +72,10 @@ fn table() -> &'static RouteTable {
             }
             routes.push(r);
         }
+        let metrics = Arc::new(Metrics::new());
         let compiler = Compiler {
-            upstreams: Arc::new(Upstreams::new()),
-            metrics: Arc::new(Metrics::new()),
+            upstreams: Arc::new(Upstreams::new(metrics.clone())),
+            metrics,
             live: Arc::new(LiveStats::new()),
         };
         compiler
