@@ -11,6 +11,7 @@
 
 pub mod client;
 pub mod common;
+mod conn;
 pub mod flow;
 pub mod frame;
 pub mod hpack;
