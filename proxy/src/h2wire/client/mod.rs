@@ -59,16 +59,16 @@ impl ClientConn {
     /// without waiting for the server's).
     pub fn new(config: Config) -> Self {
         let config = config.checked();
+        // The client's owner bounds its own output (see `output`), and a server's empty
+        // frames cost no more than its others: neither is bounded here.
         let limits = Limits {
-            max_frame_size: config.max_frame_size,
-            max_header_block: config.max_header_block,
-            max_header_list_size: config.max_header_list_size,
-            stream_window: config.stream_window,
             header_table_size: config.header_table_size,
-            // The client's owner bounds its own output (see `output`), and a server's empty
-            // frames cost no more than its others: neither is bounded here.
-            max_queued_output: usize::MAX,
-            max_empty_frames: u32::MAX,
+            ..Limits::new(
+                config.max_frame_size,
+                config.max_header_block,
+                config.max_header_list_size,
+                config.stream_window,
+            )
         };
         let mut out = Vec::with_capacity(16 << 10);
         out.extend_from_slice(PREFACE);

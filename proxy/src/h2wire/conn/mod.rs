@@ -104,6 +104,27 @@ pub struct Limits {
     pub max_empty_frames: u32,
 }
 
+impl Limits {
+    /// The limits both sides' `Config` set, the HPACK table at its default and nothing else
+    /// bounded.
+    pub(crate) fn new(
+        max_frame_size: u32,
+        max_header_block: usize,
+        max_header_list_size: u32,
+        stream_window: u32,
+    ) -> Limits {
+        Limits {
+            max_frame_size,
+            max_header_block,
+            max_header_list_size,
+            stream_window,
+            header_table_size: DEFAULT_HEADER_TABLE_SIZE,
+            max_queued_output: usize::MAX,
+            max_empty_frames: u32::MAX,
+        }
+    }
+}
+
 /// The peer's SETTINGS that bind what this side sends (§6.5.2).
 #[derive(Clone, Copy, Debug)]
 pub struct PeerSettings {

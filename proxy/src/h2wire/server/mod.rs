@@ -62,7 +62,7 @@ mod tests;
 
 use std::collections::VecDeque;
 
-use super::conn::{Conn, Limits, DEFAULT_HEADER_TABLE_SIZE};
+use super::conn::{Conn, Limits};
 
 pub use config::Config;
 pub use events::{ConnError, Event, Fields};
@@ -78,15 +78,16 @@ impl ServerConn {
     /// the server's preface is its SETTINGS, sent without waiting for the client's).
     pub fn new(config: Config) -> Self {
         let config = config.checked();
+        // The HPACK table stays at its default: this side never changes it.
         let limits = Limits {
-            max_frame_size: config.max_frame_size,
-            max_header_block: config.max_header_block,
-            max_header_list_size: config.max_header_list_size,
-            stream_window: config.stream_window,
-            // This side never changes it.
-            header_table_size: DEFAULT_HEADER_TABLE_SIZE,
             max_queued_output: config.max_queued_output,
             max_empty_frames: config.max_empty_frames,
+            ..Limits::new(
+                config.max_frame_size,
+                config.max_header_block,
+                config.max_header_list_size,
+                config.stream_window,
+            )
         };
         let server = Server {
             config,
