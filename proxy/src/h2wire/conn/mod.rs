@@ -47,40 +47,41 @@ pub use streams::{IdHash, Slot, Streams};
 /// SETTINGS_HEADER_TABLE_SIZE until a SETTINGS says otherwise (§6.5.2).
 pub const DEFAULT_HEADER_TABLE_SIZE: u32 = 4_096;
 
-/// One HTTP/2 connection, on side `R`.
+/// One HTTP/2 connection, on side `R`. Its fields are the roles' to read and move
+/// (`pub(super)`: `h2wire` and below), nobody else's.
 pub struct Conn<R: Role> {
     /// The side's own state and configuration.
-    pub(crate) role: R,
-    pub(crate) limits: Limits,
+    pub(super) role: R,
+    pub(super) limits: Limits,
     /// Bytes to write, appended to; the owner takes them.
-    pub(crate) out: Vec<u8>,
-    pub(crate) encoder: Encoder,
-    pub(crate) decoder: Decoder,
-    pub(crate) ids: StreamIds,
-    pub(crate) concurrency: Concurrency,
-    pub(crate) streams: Streams<R::Hasher>,
+    pub(super) out: Vec<u8>,
+    pub(super) encoder: Encoder,
+    pub(super) decoder: Decoder,
+    pub(super) ids: StreamIds,
+    pub(super) concurrency: Concurrency,
+    pub(super) streams: Streams<R::Hasher>,
     /// What this side may still send on the connection, and what the peer may (§6.9).
-    pub(crate) conn_send: SendWindow,
-    pub(crate) conn_recv: RecvWindow,
-    pub(crate) peer: PeerSettings,
+    pub(super) conn_send: SendWindow,
+    pub(super) conn_recv: RecvWindow,
+    pub(super) peer: PeerSettings,
     /// The peer's 24-octet preface is still to come (§3.4: a server's peer sends one).
-    pub(crate) preface_due: bool,
+    pub(super) preface_due: bool,
     /// The peer's preface SETTINGS (its first frame) has come (§3.4).
-    pub(crate) settled: bool,
+    pub(super) settled: bool,
     /// The peer acknowledged this side's SETTINGS: its values that lower a limit now hold
     /// (§6.5.3).
-    pub(crate) acked: bool,
+    pub(super) acked: bool,
     /// A field block whose CONTINUATIONs are still to come (§6.10), collected in `block`.
-    pub(crate) pending: Option<Pending>,
-    pub(crate) block: Vec<u8>,
+    pub(super) pending: Option<Pending>,
+    pub(super) block: Vec<u8>,
     /// The field block of the HEADERS being sent, reused.
-    pub(crate) encoded: Vec<u8>,
+    pub(super) encoded: Vec<u8>,
     /// Empty frames received, over the connection (`Limits::max_empty_frames`).
-    pub(crate) empty_frames: u32,
+    pub(super) empty_frames: u32,
     /// This side's GOAWAY's last stream identifier, once sent: no new streams.
-    pub(crate) closing: Option<u32>,
+    pub(super) closing: Option<u32>,
     /// The connection error, once one happened.
-    pub(crate) failed: Option<ConnError>,
+    pub(super) failed: Option<ConnError>,
 }
 
 /// This side's limits that the shared frame handling holds the peer to, taken from the side's
