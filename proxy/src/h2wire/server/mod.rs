@@ -1,6 +1,6 @@
 //! An HTTP/2 server connection's state (RFC 9113), without I/O: bytes in, events out,
-//! commands in, bytes out. The mirror of `client` for the server role; no async, no locks, no
-//! timers: the owner keeps time and the socket.
+//! commands in, bytes out. The shared connection (`conn`) on the server's side (`role`); no
+//! async, no locks, no timers: the owner keeps time and the socket.
 //!
 //! ```text
 //! let mut conn = ServerConn::new(Config::default());   // SETTINGS + WINDOW_UPDATE queued
@@ -24,7 +24,7 @@
 //! - field blocks as both sides take them (`conn`: §6.10, §10.5, always decoded, §4.3); a
 //!   request held to §8
 //!   (`message::RequestCheck`, malformed: S PROTOCOL_ERROR, §8.1.1); a header list above
-//!   MAX_HEADER_LIST_SIZE: decoded, then a 431 response and RST_STREAM (see `headers`);
+//!   MAX_HEADER_LIST_SIZE: decoded, then a 431 response and RST_STREAM (see `request`);
 //!   trailers via `TrailerCheck`;
 //! - DATA against both windows (§6.9) and the request's Content-Length (§8.1.1);
 //! - PUSH_PROMISE from a client: C (§8.4); unknown frame types ignored (§5.5).
@@ -34,7 +34,7 @@
 //! HEADERS on a stream neither idle nor reset by this side is C (§5.1.1: a new stream below
 //! the last; §5.1: HEADERS on a closed stream). The last 1,024 streams this side reset while
 //! the client was still sending are remembered, so that their trailers, crossing the
-//! RST_STREAM, are decoded and dropped (§5.1 "closed").
+//! RST_STREAM, are decoded and dropped (§5.1 "closed"; `bounds`).
 //!
 //! Bounds against a hostile client (§10.5), each ending the connection with
 //! ENHANCE_YOUR_CALM:
