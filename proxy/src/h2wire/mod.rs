@@ -1,6 +1,7 @@
 //! The HTTP/2 wire format, without I/O: HPACK (RFC 7541), frames (RFC 9113 §4–6), flow-control
 //! windows (§5.2, §6.9), stream states and identifiers (§5.1), the rules on messages' fields
-//! (§8), and client and server connections made of them (`client`, `server`).
+//! (§8), and one connection made of them (`conn`) with its client and server roles (`client`,
+//! `server`).
 //!
 //! weir's HTTP/2 legs run on the h2 crate today, and on HTTP/2 → HTTP/2 traffic its two
 //! connections are about 40 % of weir's instructions per request (benches/README, session 17):
@@ -11,6 +12,7 @@
 
 pub mod client;
 pub mod common;
+mod conn;
 pub mod flow;
 pub mod frame;
 pub mod hpack;

@@ -1,5 +1,6 @@
 //! This side's SETTINGS (RFC 9113 §6.5.2) and the limits the connection holds the server to.
 
+use super::super::conn::DEFAULT_HEADER_TABLE_SIZE;
 use super::super::flow::MAX_WINDOW;
 use super::super::frame::{
     DEFAULT_MAX_FRAME_SIZE, MAX_ALLOWED_FRAME_SIZE, SETTINGS_ENABLE_PUSH,
@@ -49,10 +50,6 @@ impl Default for Config {
         }
     }
 }
-
-/// SETTINGS_HEADER_TABLE_SIZE and SETTINGS_INITIAL_WINDOW_SIZE until a SETTINGS says
-/// otherwise (§6.5.2).
-pub(super) const DEFAULT_HEADER_TABLE_SIZE: u32 = 4_096;
 
 impl Config {
     /// The same values, each within its protocol range: windows at most 2^31−1 (§6.9.1), the

@@ -1,13 +1,11 @@
 //! A decoded field block taken as what it is: a new stream's request (§8.1, §8.3.1), opened
 //! or refused, or an open stream's trailers.
 
+use super::super::conn::{Decoded, Pending, Section, Slot, Step};
 use super::super::frame::ErrorCode;
-use super::super::message::{Malformed, RequestHead};
-use super::super::stream::{Recv, Stream};
+use super::super::message::{Malformed, RequestCheck, RequestHead};
+use super::super::stream::Stream;
 use super::events::{Event, Fields};
-use super::headers::{Decoded, Section};
-use super::receive::Step;
-use super::streams::Slot;
 use super::ServerConn;
 
 /// The status sent for a request whose header list is above MAX_HEADER_LIST_SIZE (RFC 6585
@@ -15,14 +13,14 @@ use super::ServerConn;
 const TOO_LARGE: u16 = 431;
 
 impl ServerConn {
+    /// A decoded field block taken as what it is (`Role::section`).
     pub(super) fn section(
         &mut self,
-        id: u32,
-        end_stream: bool,
-        stream_error: Option<(ErrorCode, &'static str)>,
-        decoded: Decoded,
+        block: Pending,
+        decoded: Decoded<RequestCheck>,
         events: &mut Vec<Event>,
     ) -> Step {
+        let (id, end_stream, stream_error) = (block.stream, block.end_stream, block.stream_error);
         let Decoded {
             section,
             fields,
@@ -30,7 +28,7 @@ impl ServerConn {
         } = decoded;
         match section {
             Section::Drop => Ok(()),
-            Section::Request(check) => {
+            Section::Head(check) => {
                 let opened = Opened {
                     id,
                     end_stream,
@@ -99,12 +97,8 @@ impl ServerConn {
             self.concurrency.close_remote();
             return self.refuse(id, open, refused.code, refused.why, events);
         }
-        let slot = Slot::new(
-            stream,
-            self.peer.initial_window,
-            self.recv_initial(),
-            head.content_length,
-        );
+        let mut slot = Slot::new(stream, self.peer.initial_window, self.recv_initial());
+        slot.expected = head.content_length;
         self.streams.insert(id, slot);
         if too_large {
             return self.too_large(id, open, events);
@@ -126,49 +120,18 @@ impl ServerConn {
     fn too_large(&mut self, id: u32, open: bool, events: &mut Vec<Event>) -> Step {
         let why = "request header list above SETTINGS_MAX_HEADER_LIST_SIZE (§10.5.1)";
         self.respond(id, TOO_LARGE, [], true);
-        if self.streams.remove(&id).is_some() {
-            // Not `forget`: a refused stream does not refill the Rapid Reset budget.
-            self.concurrency.close_remote();
-        }
+        // Not `forget`: a refused stream does not refill the Rapid Reset budget.
+        self.remove(id);
         if open {
             return self.refuse(id, true, ErrorCode::NO_ERROR, why, events);
         }
         self.count_local_reset()?;
+        let code = ErrorCode::NO_ERROR;
         events.push(Event::Reset {
             id,
-            code: ErrorCode::NO_ERROR,
+            code,
             why: Some(why),
         });
-        Ok(())
-    }
-
-    /// A request's trailers, which must end its side of the stream (§8.1).
-    fn trailers(
-        &mut self,
-        id: u32,
-        end_stream: bool,
-        checked: Result<(), Malformed>,
-        fields: Fields,
-        events: &mut Vec<Event>,
-    ) -> Step {
-        let Some(slot) = self.streams.get_mut(&id) else {
-            return Ok(());
-        };
-        match slot.stream.recv_headers(end_stream) {
-            Ok(Recv::Process) => {}
-            Ok(Recv::Ignore) => return Ok(()),
-            Err(refused) => return self.refused(refused, events),
-        }
-        let complete = slot.complete();
-        if let Err(malformed) = checked {
-            return self.reset_stream(id, ErrorCode::PROTOCOL_ERROR, malformed.reason(), events);
-        }
-        if !complete {
-            let why = "DATA lengths do not add up to the request's content-length (§8.1.1)";
-            return self.reset_stream(id, ErrorCode::PROTOCOL_ERROR, why, events);
-        }
-        events.push(Event::Trailers { id, fields });
-        self.forget_if_closed(id);
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! The frames that carry no message: SETTINGS (RFC 9113 §6.5), PING (§6.7), GOAWAY (§6.8),
 //! RST_STREAM (§6.4), WINDOW_UPDATE (§6.9) and PRIORITY (§6.3).
 
+use super::super::common::ConnError;
 use super::super::flow::DEFAULT_WINDOW;
 use super::super::frame::{
     parse_goaway, parse_ping, parse_priority, parse_rst_stream, parse_settings,
@@ -8,17 +9,16 @@ use super::super::frame::{
     Scope, Settings, SettingsFrame,
 };
 use super::super::stream::{Half, Recv};
-use super::config::DEFAULT_HEADER_TABLE_SIZE;
-use super::events::{ConnError, Event};
-use super::receive::{conn, conn_of, Step};
-use super::ClientConn;
+use super::error::{conn, conn_of, Step};
+use super::role::{Role, Shared};
+use super::{Conn, DEFAULT_HEADER_TABLE_SIZE};
 
-impl ClientConn {
-    pub(super) fn settings(
+impl<R: Role> Conn<R> {
+    pub(crate) fn settings(
         &mut self,
         head: &Head,
         payload: &[u8],
-        events: &mut Vec<Event>,
+        events: &mut Vec<R::Event>,
     ) -> Step {
         match parse_settings(head, payload).map_err(conn_of)? {
             SettingsFrame::Ack => {
@@ -29,17 +29,12 @@ impl ClientConn {
         }
     }
 
-    /// The server's SETTINGS, applied and acknowledged (§6.5.3).
-    fn apply(&mut self, values: Settings, events: &mut Vec<Event>) -> Step {
-        if values.enable_push == Some(true) {
-            // §6.5.2: a server must not send 1; a client treats it as a connection error.
-            let why = "SETTINGS_ENABLE_PUSH = 1 from a server (§6.5.2)";
-            return Err(conn(ErrorCode::PROTOCOL_ERROR, why));
-        }
-        if let Some(max) = values.max_concurrent_streams {
-            // Lowered below the active streams, they finish and no new one opens (§5.1.2).
-            self.concurrency.set_peer_max(max);
-        }
+    /// The peer's SETTINGS, applied and acknowledged (§6.5.3): first those only this side
+    /// reads (`Role::settings`), then those both do. HEADER_TABLE_SIZE needs nothing: this
+    /// side's encoder keeps no dynamic table (it sets it to 0 in its first block), which any
+    /// value allows.
+    fn apply(&mut self, values: Settings, events: &mut Vec<R::Event>) -> Step {
+        let event = R::settings(self, &values)?;
         let opened = match values.initial_window_size {
             Some(window) => self.initial_window(window)?,
             None => false,
@@ -47,18 +42,11 @@ impl ClientConn {
         if let Some(size) = values.max_frame_size {
             self.peer.max_frame_size = size;
         }
-        if let Some(size) = values.max_header_list_size {
-            self.peer.max_header_list_size = size;
-        }
-        // HEADER_TABLE_SIZE needs nothing: this side's encoder keeps no dynamic table (it
-        // sets it to 0 in its first block), which any value allows.
         write_settings_ack(&mut self.out);
         self.settled = true;
-        events.push(Event::Settings {
-            max_concurrent_streams: values.max_concurrent_streams,
-        });
+        events.push(event);
         if opened {
-            events.push(Event::Capacity { id: None });
+            events.push(Shared::Capacity { id: None }.into());
         }
         Ok(())
     }
@@ -81,19 +69,19 @@ impl ClientConn {
         Ok(opened)
     }
 
-    /// The server acknowledged this side's SETTINGS: the values that lower a limit hold from
-    /// now on (§6.5.3). Before, the server may have counted the defaults.
+    /// The peer acknowledged this side's SETTINGS: the values that lower a limit hold from
+    /// now on (§6.5.3). Before, the peer may have counted the defaults.
     fn settings_ack(&mut self) {
         if std::mem::replace(&mut self.acked, true) {
             // This side sends SETTINGS once: a second ACK acknowledges nothing.
             return;
         }
-        if self.config.header_table_size < DEFAULT_HEADER_TABLE_SIZE {
-            // The server's next block must start with a size update (RFC 7541 §4.2).
+        if self.limits.header_table_size < DEFAULT_HEADER_TABLE_SIZE {
+            // The peer's next block must start with a size update (RFC 7541 §4.2).
             self.decoder
-                .set_limit(self.config.header_table_size as usize);
+                .set_limit(self.limits.header_table_size as usize);
         }
-        let window = self.config.stream_window;
+        let window = self.limits.stream_window;
         if window < DEFAULT_WINDOW {
             for (&id, slot) in self.streams.iter_mut() {
                 if let Some(increment) = slot.recv.set_target(window) {
@@ -103,76 +91,62 @@ impl ClientConn {
         }
     }
 
-    pub(super) fn ping_frame(
+    pub(crate) fn ping_frame(
         &mut self,
         head: &Head,
         payload: &[u8],
-        events: &mut Vec<Event>,
+        events: &mut Vec<R::Event>,
     ) -> Step {
         let ping = parse_ping(head, payload).map_err(conn_of)?;
         if ping.ack {
-            events.push(Event::PingAck(ping.opaque));
+            events.push(Shared::PingAck(ping.opaque).into());
         } else {
             // §6.7: answered with the same payload. §6.7 would have it go first; it goes
-            // after what is queued, which the owner writes whole each turn.
+            // after what is queued, which the owner writes whole each turn. A peer that does
+            // not read the answers is bounded by `Limits::max_queued_output`.
             write_ping(&mut self.out, ping.opaque, true);
         }
         Ok(())
     }
 
-    /// No stream opens any more; those above the last stream identifier were not processed
-    /// and are forgotten, reported for the owner to send again elsewhere (§6.8).
-    pub(super) fn goaway(&mut self, head: &Head, payload: &[u8], events: &mut Vec<Event>) -> Step {
-        let goaway = parse_goaway(head, payload).map_err(conn_of)?;
-        self.ids.going_away(goaway.last_stream);
-        let ids = self.ids;
-        let mut unprocessed: Vec<u32> = (self.streams.keys().copied())
-            .filter(|&id| !ids.maybe_processed(id))
-            .collect();
-        unprocessed.sort_unstable();
-        for &id in &unprocessed {
-            self.forget(id);
-        }
-        events.push(Event::GoAway {
-            last_stream: goaway.last_stream,
-            code: goaway.code,
-            unprocessed,
-        });
-        Ok(())
-    }
-
-    pub(super) fn rst_stream(
+    /// The peer opens no more streams (§6.8); what else that means is the side's.
+    pub(crate) fn goaway(
         &mut self,
         head: &Head,
         payload: &[u8],
-        events: &mut Vec<Event>,
+        events: &mut Vec<R::Event>,
+    ) -> Step {
+        let goaway = parse_goaway(head, payload).map_err(conn_of)?;
+        self.ids.going_away(goaway.last_stream);
+        R::goaway(self, goaway.last_stream, goaway.code, events)
+    }
+
+    /// The peer resets a stream; what that costs it is the side's (`Role::peer_reset`).
+    pub(crate) fn rst_stream(
+        &mut self,
+        head: &Head,
+        payload: &[u8],
+        events: &mut Vec<R::Event>,
     ) -> Step {
         let code = parse_rst_stream(head, payload).map_err(conn_of)?;
         let id = head.stream;
         let Some(slot) = self.streams.get_mut(&id) else {
             return self.untracked(id, "RST_STREAM on an idle stream (§6.4)");
         };
+        let complete = slot.stream.send_half() == Half::Ended;
         match slot.stream.recv_reset() {
             Ok(Recv::Process) => {}
             Ok(Recv::Ignore) => return Ok(()),
             Err(refused) => return self.refused(refused, events),
         }
-        self.forget(id);
-        events.push(Event::Reset {
-            id,
-            code,
-            // §8.7: REFUSED_STREAM says the server did nothing with the request.
-            refused: code == ErrorCode::REFUSED_STREAM,
-            why: None,
-        });
-        Ok(())
+        R::peer_reset(self, id, code, complete, events)
     }
 
-    pub(super) fn window_update(
+    pub(crate) fn window_update(
         &mut self,
         head: &Head,
         payload: &[u8],
-        events: &mut Vec<Event>,
+        events: &mut Vec<R::Event>,
     ) -> Step {
         let increment = match parse_window_update(head, payload) {
             Ok(increment) => increment,
@@ -187,7 +161,7 @@ impl ClientConn {
                 .grow(increment)
                 .map_err(|e| conn(ErrorCode::FLOW_CONTROL_ERROR, e.why))?;
             if before == 0 && self.conn_send.available() > 0 {
-                events.push(Event::Capacity { id: None });
+                events.push(Shared::Capacity { id: None }.into());
             }
             return Ok(());
         }
@@ -202,22 +176,23 @@ impl ClientConn {
         let before = slot.send.available();
         if let Err(e) = slot.send.grow(increment) {
             // §6.9.1: a stream's window above 2^31−1 ends that stream.
-            self.reset_stream(id, ErrorCode::FLOW_CONTROL_ERROR, e.why, events);
-            return Ok(());
+            return self.reset_stream(id, ErrorCode::FLOW_CONTROL_ERROR, e.why, events);
         }
-        let sending = slot.stream.send_half() == Half::Open;
+        // A server's stream not yet answered counts: its response may start with DATA's room.
+        let sending = slot.stream.send_half() != Half::Ended;
         if sending && before == 0 && slot.send.available() > 0 {
-            events.push(Event::Capacity { id: Some(id) });
+            events.push(Shared::Capacity { id: Some(id) }.into());
         }
         Ok(())
     }
 
-    /// §5.3.2 deprecates these priorities: the frame is checked and otherwise ignored.
-    pub(super) fn priority(
+    /// §5.3.2 deprecates these priorities: the frame is checked and otherwise ignored. On an
+    /// idle stream it opens nothing (§5.1).
+    pub(crate) fn priority(
         &mut self,
         head: &Head,
         payload: &[u8],
-        events: &mut Vec<Event>,
+        events: &mut Vec<R::Event>,
     ) -> Step {
         match parse_priority(head, payload) {
             Ok(_) => Ok(()),

@@ -1,12 +1,12 @@
 //! DATA received (RFC 9113 §6.1): counted against both receive windows (§6.9) and held to the
-//! response's Content-Length (§8.1.1), then handed over without a copy.
+//! message's Content-Length (§8.1.1), then handed over without a copy.
 
 use super::super::frame::{flag, parse_data, Data, ErrorCode, Head, Scope};
 use super::super::stream::{Recv, Refused};
-use super::events::Event;
-use super::receive::{conn, conn_of, Step};
+use super::error::{conn, conn_of, Step};
+use super::role::{Role, Shared};
 use super::streams::Slot;
-use super::ClientConn;
+use super::Conn;
 
 /// What a stream makes of a DATA frame.
 enum Verdict {
@@ -19,31 +19,35 @@ enum Verdict {
     Reset(ErrorCode, &'static str),
 }
 
-impl ClientConn {
-    pub(super) fn data(
+impl<R: Role> Conn<R> {
+    pub(crate) fn data(
         &mut self,
         head: &Head,
         payload: &[u8],
         at: usize,
-        events: &mut Vec<Event>,
+        events: &mut Vec<R::Event>,
     ) -> Step {
         let id = head.stream;
         let frame = match parse_data(head, payload) {
             Ok(frame) => frame,
             Err(e) if e.scope == Scope::Connection => return Err(conn_of(e)),
             Err(e) => {
-                // The server counted the whole frame against the connection's window (§6.9).
+                // The peer counted the whole frame against the connection's window (§6.9).
                 self.discard(head.len)?;
                 return self.frame_error(e, events);
             }
         };
+        if frame.data.is_empty() && !frame.end_stream {
+            // §10.5: nothing carried, nothing ended; only a bound tells it from a flood.
+            self.empty_frame()?;
+        }
         let flow_len = frame.flow_len;
         // §6.9: every DATA frame counts against the connection's window, whatever its stream.
         self.conn_recv
             .receive(flow_len)
             .map_err(|e| conn(ErrorCode::FLOW_CONTROL_ERROR, e.why))?;
         let verdict = match self.streams.get_mut(&id) {
-            Some(slot) => accept(slot, &frame),
+            Some(slot) => accept(slot, &frame, R::LENGTH_MISMATCH),
             None => {
                 self.untracked(id, "DATA on an idle stream (§5.1)")?;
                 Verdict::Drop
@@ -61,8 +65,7 @@ impl ClientConn {
             }
             Verdict::Reset(code, why) => {
                 self.give_back(flow_len);
-                self.reset_stream(id, code, why, events);
-                return Ok(());
+                return self.reset_stream(id, code, why, events);
             }
         }
         // The Pad Length octet and the padding are this side's to give back: the owner
@@ -73,11 +76,16 @@ impl ClientConn {
         }
         if !frame.data.is_empty() || frame.end_stream {
             let start = at + usize::from(head.has(flag::PADDED));
-            events.push(Event::Data {
-                id,
-                data: start..start + frame.data.len(),
-                end_stream: frame.end_stream,
-            });
+            let data = start..start + frame.data.len();
+            let end_stream = frame.end_stream;
+            events.push(
+                Shared::Data {
+                    id,
+                    data,
+                    end_stream,
+                }
+                .into(),
+            );
         }
         if frame.end_stream {
             self.forget_if_closed(id);
@@ -85,7 +93,7 @@ impl ClientConn {
         Ok(())
     }
 
-    /// A DATA frame dropped whole: counted against the connection's window, which the server
+    /// A DATA frame dropped whole: counted against the connection's window, which the peer
     /// counted it against (§6.9), and given back at once.
     fn discard(&mut self, n: u32) -> Step {
         self.conn_recv
@@ -96,8 +104,9 @@ impl ClientConn {
     }
 }
 
-/// What the stream in `slot` makes of `frame`: its state, then its window, then its length.
-fn accept(slot: &mut Slot, frame: &Data<'_>) -> Verdict {
+/// What the stream in `slot` makes of `frame`: its state, then its window, then its length
+/// (`mismatch` names the message's).
+fn accept(slot: &mut Slot, frame: &Data<'_>, mismatch: &'static str) -> Verdict {
     match slot.stream.recv_data(frame.end_stream) {
         Ok(Recv::Process) => {}
         Ok(Recv::Ignore) => return Verdict::Drop,
@@ -108,8 +117,7 @@ fn accept(slot: &mut Slot, frame: &Data<'_>) -> Verdict {
         return Verdict::Reset(ErrorCode::FLOW_CONTROL_ERROR, e.why);
     }
     if !slot.count(frame.data.len()) || (frame.end_stream && !slot.complete()) {
-        let why = "DATA lengths do not add up to the response's content-length (§8.1.1)";
-        return Verdict::Reset(ErrorCode::PROTOCOL_ERROR, why);
+        return Verdict::Reset(ErrorCode::PROTOCOL_ERROR, mismatch);
     }
     Verdict::Deliver
 }

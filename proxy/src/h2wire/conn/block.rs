@@ -1,0 +1,60 @@
+//! What a received field block is: its stream and purpose, the checks its fields go through,
+//! and what decoding it came to.
+
+use super::super::common::Fields;
+use super::super::frame::ErrorCode;
+use super::super::message::{RequestCheck, ResponseCheck, TrailerCheck};
+
+/// A field block's frame: its stream, what it is for and what its HEADERS frame said. While
+/// CONTINUATIONs are to come (no END_HEADERS), its fragments are in `Conn::block`.
+#[derive(Clone, Copy, Debug)]
+pub struct Pending {
+    pub stream: u32,
+    pub target: Target,
+    pub end_stream: bool,
+    /// A stream error the HEADERS frame carried (§5.3.1), for once the block is decoded.
+    pub stream_error: Option<(ErrorCode, &'static str)>,
+}
+
+/// What a field block is for, decided at its HEADERS frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A message's head: a new request, or a response (interim or final).
+    Head,
+    /// An open stream's trailers.
+    Trailers,
+    /// A stream no longer tracked: decoded for HPACK's sake and dropped (§5.1 "closed").
+    Drop,
+}
+
+/// A head's check as the decoder feeds it: refusals are latched and read at `finish`.
+pub trait HeadCheck {
+    fn check(&mut self, name: &[u8], value: &[u8]);
+}
+
+impl HeadCheck for ResponseCheck {
+    fn check(&mut self, name: &[u8], value: &[u8]) {
+        let _ = self.field(name, value);
+    }
+}
+
+impl HeadCheck for RequestCheck {
+    fn check(&mut self, name: &[u8], value: &[u8]) {
+        let _ = self.field(name, value);
+    }
+}
+
+/// A block's fields as they are checked.
+pub enum Section<H> {
+    Head(H),
+    Trailers(TrailerCheck),
+    Drop,
+}
+
+/// A block decoded: its fields, their check, and whether the list was above this side's
+/// SETTINGS_MAX_HEADER_LIST_SIZE (decoded to its end all the same).
+pub struct Decoded<H> {
+    pub section: Section<H>,
+    pub fields: Fields,
+    pub too_large: bool,
+}
