@@ -2,6 +2,35 @@
 //! upstream TLS names. A leaf, so the table and the upstreams share it without importing each
 //! other.
 
+/// Characters an authority (host and port) may hold: unreserved, sub-delims, `:`, `[`, `]`
+/// and percent-encoding. No space, `/`, `?`, `#` or `@`.
+pub(crate) fn is_authority(value: &[u8]) -> bool {
+    value.iter().all(|&b| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+            )
+    })
+}
+
 /// The host of an authority, as bytes. Only the trailing digits are looked at, not the whole
 /// name.
 pub(crate) fn host_bytes(authority: &[u8]) -> &[u8] {

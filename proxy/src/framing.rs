@@ -240,6 +240,17 @@ fn expect(got: u8, wanted: u8) -> Result<(), BodyError> {
     }
 }
 
+/// Digits only, as RFC 9110 §8.6 has it; no sign, no spaces inside, no overflow.
+pub(crate) fn parse_length(value: &[u8]) -> Option<u64> {
+    let digits = value.trim_ascii();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,10 @@ use std::ops::Range;
 
 use http::header::HeaderName;
 
-use super::strict::{self, parse_length, Refusal, TargetForm};
+use super::strict::{self, Refusal, TargetForm};
 pub use crate::field::Field;
 use crate::field::{is_fixed_token, is_real_upgrade, tokens, Kind};
+use crate::framing::parse_length;
 pub use crate::framing::Framing;
 use crate::table::Fields;
 

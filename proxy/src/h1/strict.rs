@@ -8,8 +8,9 @@ use std::ops::Range;
 
 use http::StatusCode;
 
+use crate::authority::is_authority;
 use crate::field::{tokens, Field, Kind};
-use crate::framing::Framing;
+use crate::framing::{parse_length, Framing};
 
 /// Why a request head is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,35 +171,6 @@ pub fn target_form(
     Ok((TargetForm::Absolute, Some(scheme_len..scheme_len + end)))
 }
 
-/// Characters an authority (host and port) may hold: unreserved, sub-delims, `:`, `[`, `]`
-/// and percent-encoding. No space, `/`, `?`, `#` or `@`.
-pub fn is_authority(value: &[u8]) -> bool {
-    value.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-            )
-    })
-}
-
 /// The Host rules: HTTP/1.1 needs exactly one; any Host must be an authority, and agree with
 /// an absolute-form target. Returns the Host field's value range.
 pub fn check_host(
@@ -279,17 +251,6 @@ pub fn request_framing(buf: &[u8], fields: &[Field], http11: bool) -> Result<Fra
         (false, Some(0) | None) => Ok(Framing::Empty),
         (false, Some(n)) => Ok(Framing::Length(n)),
     }
-}
-
-/// Digits only, as RFC 9110 §8.6 has it; no sign, no spaces inside, no overflow.
-pub fn parse_length(value: &[u8]) -> Option<u64> {
-    let digits = value.trim_ascii();
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |n, &d| {
-        n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-    })
 }
 
 #[cfg(test)]

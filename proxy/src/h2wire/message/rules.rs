@@ -4,7 +4,7 @@
 
 use super::malformed::{ConnectionField, Malformed, Pseudo};
 use crate::field::Kind;
-use crate::h1::strict::parse_length;
+use crate::framing::parse_length;
 
 /// A field whose name and value hold the common rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

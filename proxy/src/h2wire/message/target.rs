@@ -3,7 +3,7 @@
 
 use super::malformed::Malformed;
 use super::rules::is_token;
-use crate::h1::strict::is_authority;
+use crate::authority::is_authority;
 
 pub(super) fn check_method(value: &[u8]) -> Result<(), Malformed> {
     if is_token(value) {
