@@ -44,6 +44,8 @@ use super::conn::{Conn, Limits};
 use super::frame::PREFACE;
 use super::stream::MAX_STREAM_ID;
 
+/// The hash of the identifiers a client chooses, for an owner's own map of its streams.
+pub use super::conn::IdHash;
 pub use config::Config;
 pub use events::{ConnError, Event, Fields, OpenError};
 

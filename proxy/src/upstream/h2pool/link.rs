@@ -16,7 +16,7 @@ use std::task::Waker;
 use bytes::Bytes;
 
 use super::error::{ConnEnd, StreamError};
-use crate::h2wire::client::{ClientConn, Fields, OpenError};
+use crate::h2wire::client::{ClientConn, Fields, IdHash, OpenError};
 
 pub struct Link {
     inner: Mutex<Inner>,
@@ -28,7 +28,7 @@ pub struct Link {
 pub(super) struct Inner {
     pub conn: ClientConn,
     /// Per stream, what its reader and its body's sender share, until both are done.
-    pub streams: HashMap<u32, StreamState>,
+    pub streams: HashMap<u32, StreamState, IdHash>,
     /// Why the connection ended, once it did.
     pub ended: Option<ConnEnd>,
     /// The driver's waker: output to write, or a stream gone that it may be waiting for.
@@ -115,7 +115,7 @@ impl Link {
         Link {
             inner: Mutex::new(Inner {
                 conn,
-                streams: HashMap::new(),
+                streams: HashMap::default(),
                 ended: None,
                 driver: None,
                 nudge: false,
