@@ -12,6 +12,7 @@ mod framing;
 mod graceful;
 pub mod h1;
 mod h2flow;
+mod h2link;
 pub mod h2wire;
 pub mod listen;
 pub mod pipeline;
