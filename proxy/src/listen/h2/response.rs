@@ -55,7 +55,7 @@ mod tests {
             .header("X-Mixed", "Case")
             .body(())
             .expect("response");
-        let names: Vec<_> = fields(resp.headers()).map(|(n, v)| (n, v)).collect();
+        let names: Vec<_> = fields(resp.headers()).collect();
         assert_eq!(
             names,
             [
