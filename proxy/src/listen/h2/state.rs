@@ -21,6 +21,8 @@ pub struct Core {
     task: Option<Waker>,
     /// The connection is gone: bodies still held elsewhere end with an error.
     closed: bool,
+    /// Streams whose futures wait for room to send (some may have stopped waiting since).
+    senders: Vec<u32>,
     /// Wakers to wake once the lock is released (`link::Link::update`), so that a task woken on
     /// another thread does not find the lock still held.
     to_wake: Vec<Waker>,
@@ -40,6 +42,8 @@ struct Entry {
     stream: Side,
     /// The response's END_STREAM was queued.
     response_done: bool,
+    /// The stream's future waits for room to send (in `Core::senders`).
+    sending: bool,
 }
 
 /// The body's or the stream future's part: alive (with its waker once it waited), or dropped.
@@ -76,6 +80,7 @@ impl Core {
             entries: HashMap::new(),
             task: None,
             closed: false,
+            senders: Vec::new(),
             to_wake: Vec::new(),
         }
     }
@@ -113,6 +118,7 @@ impl Core {
             },
             stream: Side::Alive(None),
             response_done: false,
+            sending: false,
         };
         self.entries.insert(id, entry);
     }
@@ -172,28 +178,38 @@ impl Core {
     }
 
     /// Send windows opened, or output was written: stream `id`'s future (None: every stream
-    /// future waiting to send) is woken to send more.
+    /// future waiting to send) is woken to send more. Only those waiting to send: one still
+    /// waiting for its answer is not polled for nothing.
     pub fn capacity(&mut self, id: Option<u32>) {
         match id {
             Some(id) => {
                 if let Some(entry) = self.entries.get_mut(&id) {
-                    entry.stream.wake_into(&mut self.to_wake);
+                    if std::mem::take(&mut entry.sending) {
+                        entry.stream.wake_into(&mut self.to_wake);
+                    }
                 }
             }
             None => {
-                for entry in self.entries.values_mut() {
-                    entry.stream.wake_into(&mut self.to_wake);
+                for id in self.senders.drain(..) {
+                    if let Some(entry) = self.entries.get_mut(&id) {
+                        if std::mem::take(&mut entry.sending) {
+                            entry.stream.wake_into(&mut self.to_wake);
+                        }
+                    }
                 }
             }
         }
     }
 
     /// For stream `id`'s future: whether the stream is gone; if not, its waker is kept to be
-    /// woken when it goes or when capacity comes.
-    pub fn stream_wait(&mut self, id: u32, cx: &Context<'_>) -> bool {
+    /// woken when it goes, and with `sending` when there is room to send.
+    pub fn stream_wait(&mut self, id: u32, cx: &Context<'_>, sending: bool) -> bool {
         match self.entries.get_mut(&id) {
             Some(entry) if entry.gone.is_none() => {
                 entry.stream.wait(cx);
+                if sending && !std::mem::replace(&mut entry.sending, true) {
+                    self.senders.push(id);
+                }
                 false
             }
             _ => true,

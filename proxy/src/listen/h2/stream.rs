@@ -32,7 +32,7 @@ impl StreamHandle {
     /// it goes or when it may send more.
     fn gone(&self, cx: &Context<'_>) -> bool {
         let id = self.id;
-        self.link.update(|core| core.stream_wait(id, cx))
+        self.link.update(|core| core.stream_wait(id, cx, false))
     }
 }
 
@@ -160,7 +160,7 @@ async fn send(stream: &StreamHandle, data: Bytes, end: bool) -> bool {
                 }
                 return Poll::Ready(true);
             }
-            if core.stream_wait(id, cx) {
+            if core.stream_wait(id, cx, true) {
                 return Poll::Ready(false);
             }
             Poll::Pending
