@@ -162,3 +162,44 @@ async fn a_slow_reader_gets_a_large_response_no_faster_than_its_window() {
         .enumerate()
         .all(|(i, &b)| b == (i % 251) as u8));
 }
+
+#[tokio::test]
+async fn a_reset_mid_response_drops_the_response_body_and_the_connection_serves_on() {
+    let made = Arc::new(AtomicUsize::new(0));
+    let counter = made.clone();
+    let handler: Handler = Arc::new(move |_req| {
+        let made = counter.clone();
+        Box::pin(async move {
+            response_of(Made {
+                size: 16 << 10,
+                chunks: 512,
+                made,
+                then_break: false,
+                trailers: None,
+            })
+        })
+    });
+    let server = start(LimitsSpec::default(), handler).await;
+    let (mut client, _conn) = client(server.addr, 256 << 10).await;
+    let req = Request::get("http://localhost/big").body(()).expect("request");
+    let (resp, _) = client.send_request(req, true).expect("send");
+    let resp = within(10, resp).await.expect("response");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Dropping the body unread resets the stream (CANCEL).
+    drop(resp);
+    within(5, async {
+        // The test's counter and the handler's: the body's own is gone with its stream.
+        while Arc::strong_count(&made) > 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await;
+    let stopped = made.load(Ordering::SeqCst);
+    assert!(stopped < MIB, "{stopped} octets made before the reset stopped it");
+    // The connection's window did not stay taken by the stream reset: another 8 MiB pass.
+    let req = Request::get("http://localhost/big").body(()).expect("request");
+    let (resp, _) = client.send_request(req, true).expect("send");
+    let resp = within(10, resp).await.expect("response");
+    let (content, _) = within(60, read_all(resp.into_body())).await.expect("body");
+    assert_eq!(content.len(), 8 * MIB);
+}
