@@ -171,6 +171,8 @@ impl Core {
     /// The connection ended: every stream is gone.
     pub fn close(&mut self, why: &'static str) {
         self.closed = true;
+        // Its task's waker is not kept by bodies that outlive the connection.
+        self.task = None;
         let ids: Vec<u32> = self.entries.keys().copied().collect();
         for id in ids {
             self.gone(id, why);

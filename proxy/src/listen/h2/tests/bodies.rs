@@ -181,7 +181,9 @@ async fn a_reset_mid_response_drops_the_response_body_and_the_connection_serves_
     });
     let server = start(LimitsSpec::default(), handler).await;
     let (mut client, _conn) = client(server.addr, 256 << 10).await;
-    let req = Request::get("http://localhost/big").body(()).expect("request");
+    let req = Request::get("http://localhost/big")
+        .body(())
+        .expect("request");
     let (resp, _) = client.send_request(req, true).expect("send");
     let resp = within(10, resp).await.expect("response");
     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -195,9 +197,14 @@ async fn a_reset_mid_response_drops_the_response_body_and_the_connection_serves_
     })
     .await;
     let stopped = made.load(Ordering::SeqCst);
-    assert!(stopped < MIB, "{stopped} octets made before the reset stopped it");
+    assert!(
+        stopped < MIB,
+        "{stopped} octets made before the reset stopped it"
+    );
     // The connection's window did not stay taken by the stream reset: another 8 MiB pass.
-    let req = Request::get("http://localhost/big").body(()).expect("request");
+    let req = Request::get("http://localhost/big")
+        .body(())
+        .expect("request");
     let (resp, _) = client.send_request(req, true).expect("send");
     let resp = within(10, resp).await.expect("response");
     let (content, _) = within(60, read_all(resp.into_body())).await.expect("body");
