@@ -83,15 +83,23 @@ async fn an_idle_connection_gets_goaway_and_closes() {
 async fn a_client_without_a_preface_is_dropped_at_the_head_timeout() {
     let limits = LimitsSpec {
         header_read_timeout: Duration::from_millis(200),
+        max_header_bytes: 12_345,
         ..LimitsSpec::default()
     };
     let server = start(limits, delayed()).await;
     let mut socket = TcpStream::connect(server.addr).await.expect("connect");
     within(5, server.done).await.expect("task").expect("closed");
-    // The server's SETTINGS, then the end.
+    // The server's SETTINGS and WINDOW_UPDATE, then the end.
     let mut seen = Vec::new();
     within(5, socket.read_to_end(&mut seen))
         .await
         .expect("read to the end");
-    assert!(!seen.is_empty());
+    let settings = [
+        0, 0, 18, 4, 0, 0, 0, 0, 0, // SETTINGS, three values
+        0, 3, 0, 0, 0, 200, // MAX_CONCURRENT_STREAMS
+        0, 4, 0, 16, 0, 0, // INITIAL_WINDOW_SIZE 1 MiB
+        0, 6, 0, 0, 0x30, 0x39, // MAX_HEADER_LIST_SIZE from max_header_bytes
+    ];
+    let window_update = [0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0x0f, 0, 1]; // + 983,041 = 1 MiB
+    assert_eq!(seen, [&settings[..], &window_update[..]].concat());
 }
