@@ -55,6 +55,8 @@ pub struct H2Connection<T, S, F> {
     unflushed: bool,
     /// The client sent GOAWAY: once no stream is left, the connection closes.
     client_going: bool,
+    /// The client's SETTINGS came (kept here once true: asked of the engine until then).
+    settled: bool,
     /// Set when the connection ends: the last output is written, then the socket shut.
     closing: Option<Closing>,
 }
@@ -82,6 +84,7 @@ where
             timers: Timers::new(settings, accepted),
             unflushed: false,
             client_going: false,
+            settled: false,
             closing: None,
         }
     }
@@ -213,8 +216,10 @@ where
     /// The clocks: false when they end the connection.
     fn poll_timers(&mut self, cx: &mut Context<'_>) -> bool {
         let busy = !self.streams.is_empty();
-        let settled = self.link.lock().conn.is_settled();
-        match self.timers.poll(cx, settled, busy) {
+        if !self.settled {
+            self.settled = self.link.lock().conn.is_settled();
+        }
+        match self.timers.poll(cx, self.settled, busy) {
             Due::Head => {
                 tracing::debug!("HTTP/2 client sent no preface in time");
                 false
