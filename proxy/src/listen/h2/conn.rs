@@ -41,6 +41,8 @@ const READ_PAUSE: usize = 768 << 10;
 const MAX_ROUNDS: usize = 16;
 /// How long a closing connection may take to write its last frames (GOAWAY).
 const LINGER: Duration = Duration::from_secs(2);
+/// The output's capacity kept by a connection without streams.
+const OUTPUT_KEEP: usize = 16 << 10;
 
 /// A client's HTTP/2 connection: `start` makes each request's stream future.
 pub struct H2Connection<T, S, F> {
@@ -228,9 +230,17 @@ where
                 tracing::debug!("HTTP/2 client did not answer PING: closing its connection");
                 false
             }
-            Due::Tick { ping, idle } => {
-                if ping.is_some() || idle {
+            Due::Tick { ping, quiet, idle } => {
+                if quiet {
+                    self.inbound.settle();
+                }
+                if ping.is_some() || quiet || idle {
                     self.link.update(|core| {
+                        if quiet && core.conn.output().is_empty() {
+                            // What a large download grew it to is given back while the
+                            // connection waits (its engine starts at this size).
+                            core.conn.output().shrink_to(OUTPUT_KEEP);
+                        }
                         if let Some(opaque) = ping {
                             core.conn.ping(opaque);
                         }

@@ -46,6 +46,9 @@ impl Inbound {
         io: &mut T,
         cx: &mut Context<'_>,
     ) -> Poll<io::Result<usize>> {
+        if self.buf.capacity() == 0 {
+            return self.poll_first(io, cx);
+        }
         if self.buf.len() - self.filled < MIN_ROOM {
             // A new buffer when the old one is shared with chunks still held (or grown in
             // place when it is not): the unconsumed start of a frame moves with it.
@@ -64,6 +67,38 @@ impl Inbound {
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// A settled connection's next bytes, read into the stack: the buffer is made only when
+    /// bytes came, not at every poll that finds none.
+    fn poll_first<T: AsyncRead + Unpin>(
+        &mut self,
+        io: &mut T,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<usize>> {
+        let mut first = [0u8; MIN_ROOM];
+        let mut read = ReadBuf::new(&mut first);
+        match Pin::new(io).poll_read(cx, &mut read) {
+            Poll::Ready(Ok(())) => {
+                let n = read.filled().len();
+                if n > 0 {
+                    self.buf.reserve(READ_SIZE);
+                    self.buf.extend_from_slice(read.filled());
+                    self.filled = n;
+                }
+                Poll::Ready(Ok(n))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Frees the buffer when it holds nothing unconsumed: a connection without streams keeps
+    /// no read buffer until its next bytes come (idle client connections are most of an edge's).
+    pub fn settle(&mut self) {
+        if self.filled == 0 {
+            self.buf = BytesMut::new();
         }
     }
 
@@ -122,6 +157,39 @@ mod tests {
         assert_eq!(long.len(), SMALL_DATA);
         assert_eq!(long.as_ptr(), frames[5..].as_ptr(), "a slice, not a copy");
         assert!(chunk(&frames, 0..frames.len() + 1).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_settled_buffer_is_made_again_only_when_bytes_come() {
+        let (mut client, mut server) = tokio::io::duplex(1 << 20);
+        let mut inbound = Inbound::new();
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"abc")
+            .await
+            .expect("write");
+        let n = std::future::poll_fn(|cx| inbound.poll_read(&mut server, cx))
+            .await
+            .expect("read");
+        assert_eq!((n, inbound.filled()), (3, &b"abc"[..]));
+        inbound.settle();
+        assert_eq!(inbound.filled(), b"abc", "not settled while it holds bytes");
+        inbound.consume(3);
+        inbound.settle();
+        assert_eq!(inbound.buf.capacity(), 0);
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        assert!(inbound.poll_read(&mut server, &mut cx).is_pending());
+        assert_eq!(
+            inbound.buf.capacity(),
+            0,
+            "no buffer for a read that found nothing"
+        );
+        tokio::io::AsyncWriteExt::write_all(&mut client, b"de")
+            .await
+            .expect("write");
+        let n = std::future::poll_fn(|cx| inbound.poll_read(&mut server, cx))
+            .await
+            .expect("read");
+        assert_eq!((n, inbound.filled()), (2, &b"de"[..]));
     }
 
     #[tokio::test]

@@ -19,9 +19,13 @@ const PONG_TIMEOUT: Duration = Duration::from_secs(20);
 /// What the clocks found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Due {
-    /// `ping`: a PING to send with this opaque data; `idle`: no stream for the idle timeout,
-    /// GOAWAY.
-    Tick { ping: Option<[u8; 8]>, idle: bool },
+    /// `ping`: a PING to send with this opaque data; `quiet`: a tick passed with no stream;
+    /// `idle`: no stream for the idle timeout, GOAWAY.
+    Tick {
+        ping: Option<[u8; 8]>,
+        quiet: bool,
+        idle: bool,
+    },
     /// The preface or the first SETTINGS did not come in time.
     Head,
     /// The PONG did not come in time.
@@ -30,6 +34,7 @@ pub enum Due {
 
 const NOTHING: Due = Due::Tick {
     ping: None,
+    quiet: false,
     idle: false,
 };
 
@@ -105,12 +110,13 @@ impl Timers {
         let Some(tick) = self.tick.as_mut() else {
             return NOTHING;
         };
-        let (mut ping, mut idle) = (None, false);
+        let (mut ping, mut quiet, mut idle) = (None, false, false);
         while tick.poll_tick(cx).is_ready() {
             if busy || std::mem::take(&mut self.opened) {
                 self.idle_ticks = 0;
             } else {
                 self.idle_ticks += 1;
+                quiet = true;
                 idle |= self.idle_ticks >= self.idle_ticks_limit;
             }
             if self.pong.is_none() {
@@ -123,6 +129,6 @@ impl Timers {
                 ping = Some(opaque);
             }
         }
-        Due::Tick { ping, idle }
+        Due::Tick { ping, quiet, idle }
     }
 }
