@@ -103,3 +103,28 @@ async fn a_client_without_a_preface_is_dropped_at_the_head_timeout() {
     let window_update = [0, 0, 4, 8, 0, 0, 0, 0, 0, 0, 0x0f, 0, 1]; // + 983,041 = 1 MiB
     assert_eq!(seen, [&settings[..], &window_update[..]].concat());
 }
+
+#[tokio::test]
+async fn a_connection_serves_on_after_a_quiet_tick_gave_its_buffers_back() {
+    let limits = LimitsSpec {
+        idle_timeout: Duration::from_millis(600),
+        ..LimitsSpec::default()
+    };
+    let server = start(limits, delayed()).await;
+    let (mut client, _conn) = client(server.addr, 65_535).await;
+    for round in 0..3 {
+        if round > 0 {
+            // Past the next keepalive tick (every 300 ms; the one after a request counts it)
+            // to the one after it, quiet, but not to the third, idle.
+            tokio::time::sleep(Duration::from_millis(700)).await;
+        }
+        let req = Request::get("http://localhost/0")
+            .body(())
+            .expect("request");
+        let (resp, _) = client.send_request(req, true).expect("send");
+        let resp = within(5, resp).await.expect("answered");
+        let (content, _) = within(5, read_all(resp.into_body())).await.expect("body");
+        assert_eq!(content, b"after 0", "round {round}");
+    }
+    assert!(!server.done.is_finished());
+}
