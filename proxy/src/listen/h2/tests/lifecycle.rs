@@ -128,3 +128,26 @@ async fn a_connection_serves_on_after_a_quiet_tick_gave_its_buffers_back() {
     }
     assert!(!server.done.is_finished());
 }
+
+#[tokio::test]
+async fn a_header_list_above_the_limit_is_answered_431() {
+    let limits = LimitsSpec {
+        max_header_bytes: 1024,
+        ..LimitsSpec::default()
+    };
+    let server = start(limits, delayed()).await;
+    let (mut client, _conn) = client(server.addr, 65_535).await;
+    let req = Request::get("http://localhost/0")
+        .header("x-large", "a".repeat(2048))
+        .body(())
+        .expect("request");
+    let (resp, _) = client.send_request(req, true).expect("send");
+    let resp = within(5, resp).await.expect("answered");
+    assert_eq!(resp.status(), 431);
+    // The connection serves on.
+    let req = Request::get("http://localhost/0")
+        .body(())
+        .expect("request");
+    let (resp, _) = client.send_request(req, true).expect("send");
+    assert_eq!(within(5, resp).await.expect("answered").status(), 200);
+}
