@@ -230,7 +230,8 @@ impl Core {
     }
 
     /// Stream `id`'s future ended or was dropped. A response not complete is cut: RST_STREAM
-    /// CANCEL (nothing if the stream is closed already).
+    /// CANCEL (nothing if the stream is closed already), and a body still held elsewhere
+    /// fails rather than wait for content that will no longer come.
     pub fn stream_ended(&mut self, id: u32) {
         let Some(entry) = self.entries.get_mut(&id) else {
             return;
@@ -238,6 +239,7 @@ impl Core {
         entry.stream = Side::Dropped;
         if !entry.response_done {
             self.conn.reset(id, ErrorCode::CANCEL);
+            self.gone(id, "the stream's answer was given up");
         }
         self.forget_if_unused(id);
     }
