@@ -413,7 +413,7 @@ impl CannedClient {
 }
 
 /// The h2 crate's server answering each request in its accept loop (no task per stream, as
-/// `listen/h2conn.rs` polls streams in place): a head and "hello".
+/// `listen/h2/` polls streams in place): a head and "hello".
 async fn h2_crate_server(io: DuplexStream) {
     let Ok(mut conn) = h2::server::handshake(io).await else {
         return;

@@ -11,7 +11,7 @@ pub mod forward;
 mod framing;
 mod graceful;
 pub mod h1;
-mod h2flow;
+mod h2link;
 pub mod h2wire;
 pub mod listen;
 pub mod pipeline;

@@ -1,5 +1,5 @@
 //! The hyper engine (named for the HTTP/1 server it began with): HTTP/2 (served by
-//! `listen::h2conn` on the h2 crate), HTTP/1 that the passthrough engine leaves to hyper's
+//! `listen::h2` on weir's own engine), HTTP/1 that the passthrough engine leaves to hyper's
 //! server (upgrades, gRPC, mirrors, absolute-form, …), and every response weir writes
 //! itself. It runs the request phases of `crate::pipeline` over `http`'s request and
 //! response types; what it adds is how bytes move: bodies as frames, the mirror's tee, the

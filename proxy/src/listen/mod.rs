@@ -2,8 +2,7 @@
 //! graceful shutdown.
 
 mod drain;
-mod h2conn;
-mod h2stream;
+mod h2;
 mod limit;
 mod park;
 mod server;

@@ -20,8 +20,7 @@ use tokio::sync::watch;
 use tokio_rustls::server::TlsStream;
 
 use super::drain::{Drain, Graceful, Member, Watched};
-use super::h2conn::{H2Connection, H2Settings};
-use super::h2stream;
+use super::h2::{H2Connection, H2Settings};
 use super::limit::{Admitted, ConnectionLimit};
 use super::park::{self, Parking};
 use super::spec::{Http1Engine, LimitsSpec};
@@ -482,13 +481,18 @@ impl Started {
     }
 
     /// HTTP/2, prior knowledge or by ALPN.
-    fn h2<I>(self, io: I, tls: bool) -> Watched<impl Graceful<Output = Result<(), h2::Error>>>
+    fn h2<I>(self, io: I, tls: bool) -> Watched<impl Graceful<Output = std::io::Result<()>>>
     where
         I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let accepted = self.accepted;
         let (member, listening, state) = self.parts(tls);
-        let start = move |req, respond| h2stream::serve(state.clone(), req, respond);
+        let start = move |req, stream| {
+            let state = state.clone();
+            let handler =
+                move |req| async move { crate::forward::handle(&state.0, req, &state.1).await };
+            super::h2::serve(handler, req, stream)
+        };
         member.watch(H2Connection::new(
             io,
             &listening.builders.h2,

@@ -1,7 +1,7 @@
-//! A body as it arrived on a connection: hyper's from an HTTP/1 connection, the h2 stream's
-//! from an HTTP/2 one, weir's own from a pooled HTTP/1 upstream connection. Both legs: a
-//! client's request body, an upstream's response body. An enum rather than a boxed trait
-//! object: no allocation.
+//! A body as it arrived on a connection: hyper's from an HTTP/1 connection, weir's HTTP/2
+//! engine's from a client or from a pooled HTTP/2 upstream, weir's own from a pooled HTTP/1
+//! upstream connection. Both legs: a client's request body, an upstream's response
+//! body. An enum rather than a boxed trait object: no allocation.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -11,16 +11,18 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
 use super::h2pool::response::ResponseStream;
-use crate::h2flow::H2Body;
+use crate::h2link::H2RequestBody;
 
 /// The error of a body that crossed the proxy (either leg's, boxed).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 pub enum Received {
     Http1(Incoming),
-    Http2(H2Body),
     /// A response from an HTTP/2 upstream of the pool (`super::h2pool`).
     H2Response(ResponseStream),
+    /// A client's request body from a connection weir serves with its own HTTP/2 engine
+    /// (`listen::h2`).
+    H2Request(H2RequestBody),
     /// An HTTP/1 upstream's response, read by weir (`super::PooledBody`). Boxed: it holds
     /// the connection, and inline it would widen every body, a client's request body too; and
     /// as a body, not by its name, since it holds its endpoint's lease (this file is below the
@@ -38,8 +40,8 @@ impl Body for Received {
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.get_mut() {
             Received::Http1(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
-            Received::Http2(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Received::H2Response(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
+            Received::H2Request(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
             Received::Pooled(b) => b.as_mut().poll_frame(cx),
         }
     }
@@ -47,8 +49,8 @@ impl Body for Received {
     fn is_end_stream(&self) -> bool {
         match self {
             Received::Http1(b) => b.is_end_stream(),
-            Received::Http2(b) => b.is_end_stream(),
             Received::H2Response(b) => b.is_end_stream(),
+            Received::H2Request(b) => b.is_end_stream(),
             Received::Pooled(b) => b.is_end_stream(),
         }
     }
@@ -56,8 +58,8 @@ impl Body for Received {
     fn size_hint(&self) -> SizeHint {
         match self {
             Received::Http1(b) => b.size_hint(),
-            Received::Http2(b) => b.size_hint(),
             Received::H2Response(b) => b.size_hint(),
+            Received::H2Request(b) => b.size_hint(),
             Received::Pooled(b) => b.size_hint(),
         }
     }

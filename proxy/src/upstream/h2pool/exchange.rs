@@ -66,12 +66,13 @@ pub async fn exchange(
         response.poll_head(cx)
     })
     .await;
+    let head = answer.map_err(Failed::Error)?;
     if let Some(send) = sending {
         // The answer came before the body ended: the body goes on in a task of its own while
-        // the response streams back.
+        // the response streams back. (Not after a failure: the body may be a copy the request
+        // is sent again with, and a sender left running would take the client's next chunk.)
         tokio::spawn(send);
     }
-    let head = answer.map_err(Failed::Error)?;
     let status = StatusCode::from_u16(head.status)
         .map_err(|_| Failed::Error(StreamError::Malformed("a status http refuses")))?;
     let headers =

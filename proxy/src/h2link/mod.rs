@@ -1,0 +1,32 @@
+//! A client's HTTP/2 request body as the pipeline reads it (`H2RequestBody`), and what it reads
+//! from: the connection that received it (`listen::h2`), through `RequestSource`.
+//!
+//! Why a trait object: `upstream::Received` names the body, and the connection's engine
+//! (`h2wire`) sits above the pipeline in the module graph; the body knows only this leaf's
+//! trait, the connection implements it. One virtual call per frame taken.
+
+mod body;
+
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::Frame;
+
+pub use body::{H2RequestBody, StreamGone};
+
+/// The connection a request body reads from, by stream identifier.
+pub trait RequestSource: Send + Sync {
+    /// The next frame of stream `id`'s request body: taking a chunk gives its window back to
+    /// the client.
+    fn poll_frame(
+        &self,
+        id: u32,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, StreamGone>>>;
+
+    /// Whether stream `id`'s request body has nothing more to give.
+    fn is_end_stream(&self, id: u32) -> bool;
+
+    /// Stream `id`'s body is done with: at its end, or dropped before it.
+    fn finished(&self, id: u32);
+}

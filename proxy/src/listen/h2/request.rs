@@ -1,0 +1,99 @@
+//! A request head the engine checked (RFC 9113 §8.3.1) made into the `http::Request` the
+//! pipeline takes: method, a URI of scheme, authority and path, HTTP/2, and the regular fields
+//! in order.
+
+use http::header::{HeaderName, HeaderValue};
+use http::uri::{Authority, PathAndQuery, Scheme};
+use http::{HeaderMap, Method, Request, Uri, Version};
+
+use crate::h2wire::message::RequestHead;
+use crate::h2wire::server::Fields;
+
+/// The request without its body, or why its head cannot be one (a stream error:
+/// PROTOCOL_ERROR).
+pub fn build(head: &RequestHead, fields: &Fields) -> Result<Request<()>, &'static str> {
+    let method = Method::from_bytes(head.method()).map_err(|_| "an unusable :method")?;
+    let uri = uri_of(head)?;
+    let mut request = Request::new(());
+    *request.method_mut() = method;
+    *request.uri_mut() = uri;
+    *request.version_mut() = Version::HTTP_2;
+    *request.headers_mut() = header_map(fields)?;
+    Ok(request)
+}
+
+/// The fields as a header map, in order; those sent never-indexed stay sensitive (RFC 7541
+/// §7.1.3: a proxy passes that on). Also a request's trailers.
+pub fn header_map(fields: &Fields) -> Result<HeaderMap, &'static str> {
+    let mut map = HeaderMap::with_capacity(fields.len());
+    for field in fields.iter() {
+        let name = HeaderName::from_bytes(field.name).map_err(|_| "an unusable field name")?;
+        let mut value =
+            HeaderValue::from_bytes(field.value).map_err(|_| "an unusable field value")?;
+        value.set_sensitive(field.never_indexed);
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+/// Absolute form where the head has scheme and authority (`:authority`, or Host for want of
+/// it); authority form for CONNECT; origin form when no authority came at all.
+fn uri_of(head: &RequestHead) -> Result<Uri, &'static str> {
+    let mut parts = http::uri::Parts::default();
+    if let Some(authority) = head.authority() {
+        let authority = Authority::try_from(authority).map_err(|_| "an unusable :authority")?;
+        parts.authority = Some(authority);
+        if let Some(scheme) = head.scheme() {
+            parts.scheme = Some(Scheme::try_from(scheme).map_err(|_| "an unusable :scheme")?);
+        }
+    }
+    if let Some(path) = head.path() {
+        let path = PathAndQuery::try_from(path).map_err(|_| "an unusable :path")?;
+        parts.path_and_query = Some(path);
+    }
+    if parts.scheme.is_some() && parts.path_and_query.is_none() {
+        parts.path_and_query = Some(PathAndQuery::from_static("/"));
+    }
+    Uri::from_parts(parts).map_err(|_| "an unusable request target")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::h2wire::message::RequestCheck;
+
+    fn head(fields: &[(&str, &str)]) -> RequestHead {
+        let mut check = RequestCheck::new(false);
+        for (name, value) in fields {
+            check
+                .field(name.as_bytes(), value.as_bytes())
+                .expect("field");
+        }
+        check.finish().expect("a request head")
+    }
+
+    #[test]
+    fn a_request_gets_an_absolute_uri_and_http2() {
+        let head = head(&[
+            (":method", "POST"),
+            (":scheme", "https"),
+            (":authority", "example.com:8443"),
+            (":path", "/a/b?c=d"),
+        ]);
+        let req = build(&head, &Fields::default()).expect("request");
+        assert_eq!(req.method(), Method::POST);
+        assert_eq!(req.uri(), "https://example.com:8443/a/b?c=d");
+        assert_eq!(req.version(), Version::HTTP_2);
+    }
+
+    #[test]
+    fn connect_takes_the_authority_form() {
+        let head = head(&[(":method", "CONNECT"), (":authority", "example.com:443")]);
+        let req = build(&head, &Fields::default()).expect("request");
+        assert_eq!(
+            req.uri().authority().map(|a| a.as_str()),
+            Some("example.com:443")
+        );
+        assert_eq!(req.uri().scheme(), None);
+    }
+}
