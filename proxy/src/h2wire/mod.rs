@@ -3,9 +3,10 @@
 //! (§8), and one connection made of them (`conn`) with its client and server roles (`client`,
 //! `server`).
 //!
-//! weir's HTTP/2 legs run on the h2 crate today, and on HTTP/2 → HTTP/2 traffic its two
-//! connections are about 40 % of weir's instructions per request (benches/README, session 17):
-//! header maps built and checked per message, HPACK with Huffman coding on every string, frame
+//! Both of weir's HTTP/2 legs run on it: client connections (`listen::h2`) and the upstream
+//! pool (`upstream::h2pool`). They ran on the h2 crate before, whose two connections were about
+//! 40 % of weir's instructions per HTTP/2 → HTTP/2 request (benches/README, session 17): header
+//! maps built and checked per message, HPACK with Huffman coding on every string, frame
 //! queues. These modules are the parts of a frame-level engine, as `h1` is for HTTP/1: pure
 //! functions over byte slices, each held to the RFC's rules and tested against its vectors, so
 //! that the connection code above them only moves bytes and keeps state.

@@ -7,8 +7,8 @@ use super::super::frame::{
     SETTINGS_MAX_HEADER_LIST_SIZE,
 };
 
-/// What a server connection advertises and accepts. The defaults are those of weir's h2-crate
-/// server (`listen::h2conn`). Values out of their protocol range are taken to the nearest
+/// What a server connection advertises and accepts. The defaults are those weir's server on
+/// the h2 crate had (`listen::h2` sets its own from the listener's limits). Values out of their protocol range are taken to the nearest
 /// allowed one ([`Config::checked`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -64,7 +64,7 @@ impl Default for Config {
             max_header_list_size: 64 << 10,
             enable_connect_protocol: false,
             max_header_block: 128 << 10,
-            // As listen::h2conn's MAX_LOCAL_ERROR_RESETS.
+            // As the h2 crate's server was given (MAX_LOCAL_ERROR_RESETS).
             max_local_resets: 1024,
             // Twice MAX_CONCURRENT_STREAMS: a browser that drops a whole page's streams twice
             // over before any completes is still served; a loop of open-and-reset is not.
