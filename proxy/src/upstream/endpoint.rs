@@ -223,11 +223,11 @@ impl Lease {
                 return match tokio::time::timeout_at(deadline.into(), sending).await {
                     Ok(Ok(resp)) => Ok((resp.map(Received::H2Response), self.release)),
                     Ok(Err(Failed::NotSent(req))) => Err((SendError::NotSent(req), self.release)),
-                    Ok(Err(Failed::Error(err))) if err.is_refused() => {
+                    Ok(Err(Failed::Refused(head))) => {
                         // The server did not process it (RFC 9113 §8.7): it may go again on
                         // another stream, whatever its method, if its body was kept.
                         self.release.endpoint.metrics.refused.inc();
-                        let failed = match resend.again() {
+                        let failed = match resend.again(*head) {
                             Some(req) => SendError::NotSent(Box::new(req)),
                             None => SendError::Failed(UpstreamError::Reset),
                         };

@@ -37,11 +37,6 @@ pub enum ConnEnd {
 }
 
 impl StreamError {
-    /// Safe to send again whatever the method (RFC 9113 §8.7).
-    pub fn is_refused(&self) -> bool {
-        *self == StreamError::Refused
-    }
-
     /// How the backend is charged: a server's reset, a closed or silent connection are
     /// resets (502); a response or connection that broke the protocol is a protocol error
     /// (502 too, counted apart).
@@ -85,9 +80,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_a_refusal_goes_again_and_protocol_faults_are_counted_apart() {
-        assert!(StreamError::Refused.is_refused());
-        assert!(!StreamError::Reset(ErrorCode::CANCEL).is_refused());
+    fn protocol_faults_are_counted_apart_from_resets() {
         assert_eq!(
             StreamError::Malformed("x").classify(),
             UpstreamError::Protocol

@@ -9,6 +9,7 @@ use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;
 
+use http::request::Parts;
 use http::{HeaderMap, Method, Request, Response, StatusCode, Version};
 use http_body::Body;
 
@@ -25,6 +26,9 @@ pub enum Failed {
     /// The request never went on the wire (the connection closed, went away or is at the
     /// server's stream limit): it may go again as it is, whatever its method.
     NotSent(Box<Request<RequestBody>>),
+    /// The server refused the stream (`StreamError::Refused`): the request's head, handed
+    /// back so that it may go again (`Resend`) without a copy made of every request's.
+    Refused(Box<Parts>),
     Error(StreamError),
 }
 
@@ -66,19 +70,23 @@ pub async fn exchange(
         response.poll_head(cx)
     })
     .await;
-    let head = answer.map_err(Failed::Error)?;
+    let answer = match answer {
+        Ok(answer) => answer,
+        Err(StreamError::Refused) => return Err(Failed::Refused(Box::new(head))),
+        Err(error) => return Err(Failed::Error(error)),
+    };
     if let Some(send) = sending {
         // The answer came before the body ended: the body goes on in a task of its own while
         // the response streams back. (Not after a failure: the body may be a copy the request
         // is sent again with, and a sender left running would take the client's next chunk.)
         tokio::spawn(send);
     }
-    let status = StatusCode::from_u16(head.status)
+    let status = StatusCode::from_u16(answer.status)
         .map_err(|_| Failed::Error(StreamError::Malformed("a status http refuses")))?;
     let headers =
-        header_map(&head.fields).map_err(|why| Failed::Error(StreamError::Malformed(why)))?;
+        header_map(&answer.fields).map_err(|why| Failed::Error(StreamError::Malformed(why)))?;
     let length = content_length(&headers);
-    let mut resp = Response::new(response.into_body(head.end_stream, length));
+    let mut resp = Response::new(response.into_body(answer.end_stream, length));
     *resp.status_mut() = status;
     *resp.version_mut() = Version::HTTP_2;
     *resp.headers_mut() = headers;

@@ -2,28 +2,26 @@
 //! stream reset with REFUSED_STREAM, or above the last stream id of a GOAWAY, was not
 //! processed by the server, so any method may be sent again, on another connection.
 //!
-//! The head is cloned before the send; the body is a `Replay` (`upstream::body`) that keeps
-//! what it has sent, up to `REPLAY_LIMIT`, and shares the client's body with any later copy, so
-//! a copy sends the kept bytes and then the rest as the client sends it. A body that outgrew
-//! the limit cannot go again (the request fails as it would have without a retry).
+//! The head is not copied: the exchange hands it back with the refusal (`Failed::Refused`),
+//! since encoding it into HPACK only borrowed it. The body is a `Replay` (`upstream::body`)
+//! that keeps what it has sent, up to `REPLAY_LIMIT`, and shares the client's body with any
+//! later copy, so a copy sends the kept bytes and then the rest as the client sends it. A body
+//! that outgrew the limit cannot go again (the request fails as it would have without a retry).
 
-use http::{HeaderMap, Method, Request, Uri, Version};
+use http::request::Parts;
+use http::Request;
 use http_body::Body;
 
 use crate::upstream::body::{Replay, RequestBody};
 
-/// What it takes to send a request once more.
+/// What it takes, besides its head, to send a request once more: a copy of its body from
+/// the start; None for a request without a body.
 pub struct Resend {
-    method: Method,
-    uri: Uri,
-    version: Version,
-    headers: HeaderMap,
-    /// A copy of the body from its start; None for a request without a body.
     body: Option<Replay>,
 }
 
 impl Resend {
-    /// Keeps a copy of `req`'s head and makes its body a `Replay`.
+    /// Makes `req`'s body a `Replay`, and keeps a copy of it.
     pub fn keep(req: Request<RequestBody>) -> (Request<RequestBody>, Resend) {
         let (parts, body) = req.into_parts();
         let (body, kept) = match body {
@@ -38,28 +36,17 @@ impl Resend {
                 (RequestBody::Replay(replay), kept)
             }
         };
-        let resend = Resend {
-            method: parts.method.clone(),
-            uri: parts.uri.clone(),
-            version: parts.version,
-            headers: parts.headers.clone(),
-            body: kept,
-        };
-        (Request::from_parts(parts, body), resend)
+        (Request::from_parts(parts, body), Resend { body: kept })
     }
 
-    /// The request again, with its body from the start; None if the body outgrew what is kept.
-    pub fn again(self) -> Option<Request<RequestBody>> {
+    /// The request again with `head`, its body from the start; None if the body outgrew what
+    /// is kept.
+    pub fn again(self, head: Parts) -> Option<Request<RequestBody>> {
         let body = match self.body {
             None => RequestBody::Empty,
             Some(kept) => RequestBody::Replay(kept.copy()?),
         };
-        let mut req = Request::new(body);
-        *req.method_mut() = self.method;
-        *req.uri_mut() = self.uri;
-        *req.version_mut() = self.version;
-        *req.headers_mut() = self.headers;
-        Some(req)
+        Some(Request::from_parts(head, body))
     }
 }
 
@@ -86,14 +73,15 @@ mod tests {
     async fn a_copy_sends_the_same_head_and_body_after_the_first_send_read_some_of_it() {
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         let (first, resend) = Resend::keep(request(RequestBody::Mirror(rx)));
-        let mut first = first.into_body();
+        // The exchange hands the head back with a refusal.
+        let (head, mut first) = first.into_parts();
         tx.send(Bytes::from_static(b"hello ")).await.unwrap();
         let frame = std::future::poll_fn(|cx| Pin::new(&mut first).poll_frame(cx)).await;
         assert_eq!(frame.unwrap().unwrap().into_data().unwrap(), "hello ");
         // The stream is refused: the first body is dropped, a copy goes on.
         drop(first);
-        let again = resend.again().expect("small enough to keep");
-        assert_eq!(again.method(), Method::POST);
+        let again = resend.again(head).expect("small enough to keep");
+        assert_eq!(again.method(), http::Method::POST);
         assert_eq!(again.headers()["content-type"], "application/grpc");
         tx.send(Bytes::from_static(b"world")).await.unwrap();
         drop(tx);
@@ -104,7 +92,8 @@ mod tests {
     async fn a_bodiless_request_goes_again_without_one() {
         let (req, resend) = Resend::keep(request(RequestBody::Empty));
         assert!(matches!(req.body(), RequestBody::Empty));
-        let again = resend.again().unwrap();
+        let (head, _) = req.into_parts();
+        let again = resend.again(head).unwrap();
         assert!(again.body().is_end_stream());
     }
 
@@ -112,17 +101,20 @@ mod tests {
     async fn a_body_past_the_limit_cannot_go_again() {
         let big = Bytes::from(vec![7u8; REPLAY_LIMIT + 1]);
         let (req, resend) = Resend::keep(request(RequestBody::Bytes(Some(big))));
-        assert_eq!(read(req).await.len(), REPLAY_LIMIT + 1);
-        assert!(resend.again().is_none());
+        let (head, body) = req.into_parts();
+        assert_eq!(read(Request::new(body)).await.len(), REPLAY_LIMIT + 1);
+        assert!(resend.again(head).is_none());
     }
 
     #[tokio::test]
     async fn a_copy_of_a_copy_shares_the_same_body() {
         let body = RequestBody::Bytes(Some(Bytes::from_static(b"abc")));
         let (req, resend) = Resend::keep(request(body));
-        assert_eq!(read(req).await, b"abc");
-        let (req, resend) = Resend::keep(resend.again().unwrap());
-        assert_eq!(read(req).await, b"abc");
-        assert_eq!(read(resend.again().unwrap()).await, b"abc");
+        let (head, body) = req.into_parts();
+        assert_eq!(read(Request::new(body)).await, b"abc");
+        let (req, resend) = Resend::keep(resend.again(head).unwrap());
+        let (head, body) = req.into_parts();
+        assert_eq!(read(Request::new(body)).await, b"abc");
+        assert_eq!(read(resend.again(head).unwrap()).await, b"abc");
     }
 }
