@@ -1,11 +1,13 @@
-//! A client's HTTP/2 request body as the pipeline reads it (`H2RequestBody`), and what it reads
-//! from: the connection that received it (`listen::h2`), through `RequestSource`.
+//! What weir's HTTP/2 engine hands the pipeline in `http`'s types: a section's fields as a
+//! header map (`header_map`, both legs), and a client's request body (`H2RequestBody`) with what
+//! it reads from, the connection that received it (`listen::h2`), through `RequestSource`.
 //!
-//! Why a trait object: `upstream::Received` names the body, and the connection's engine
-//! (`h2wire`) sits above the pipeline in the module graph; the body knows only this leaf's
-//! trait, the connection implements it. One virtual call per frame taken.
+//! Why a trait object: `upstream::Received` names the body, and the connection (`listen::h2`)
+//! sits above the pipeline in the module graph; the body knows only this leaf's trait, the
+//! connection implements it. One virtual call per frame taken.
 
 mod body;
+mod fields;
 
 use std::task::{Context, Poll};
 
@@ -13,6 +15,7 @@ use bytes::Bytes;
 use http_body::Frame;
 
 pub use body::{H2RequestBody, StreamGone};
+pub use fields::header_map;
 
 /// The connection a request body reads from, by stream identifier.
 pub trait RequestSource: Send + Sync {

@@ -2,6 +2,7 @@
 //! and the connection error either side ends with.
 
 use std::fmt;
+use std::ops::Range;
 
 use super::frame::ErrorCode;
 use super::hpack::Field;
@@ -62,6 +63,27 @@ impl Fields {
                     never_indexed,
                 }
             })
+    }
+
+    /// The section's bytes, and each field's spans in them: its name, its value, and whether
+    /// it was sent never-indexed. For an owner that keeps the bytes whole and hands out slices
+    /// of them rather than a copy of each field.
+    pub fn into_spans(
+        self,
+    ) -> (
+        Vec<u8>,
+        impl Iterator<Item = (Range<usize>, Range<usize>, bool)>,
+    ) {
+        let mut start = 0;
+        let spans = self
+            .ends
+            .into_iter()
+            .map(move |(name_end, end, never_indexed)| {
+                let name = start..name_end;
+                start = end;
+                (name, name_end..end, never_indexed)
+            });
+        (self.bytes, spans)
     }
 
     /// The value of the first field named `name` (lower case, as HTTP/2 sends names).

@@ -11,7 +11,7 @@ use super::link::Link;
 use super::request;
 use super::state::Core;
 use super::stream::StreamHandle;
-use crate::h2link::H2RequestBody;
+use crate::h2link::{header_map, H2RequestBody};
 use crate::h2wire::frame::ErrorCode;
 use crate::h2wire::server::Event;
 use crate::upstream::Received;
@@ -37,7 +37,7 @@ pub fn apply(core: &mut Core, link: &Link, frames: &Bytes, event: Event, after: 
             end_stream,
         } => {
             core.open(id, !end_stream);
-            match request::build(&head, &fields) {
+            match request::build(&head, fields) {
                 Ok(req) => {
                     let body = if end_stream {
                         H2RequestBody::empty()
@@ -64,7 +64,7 @@ pub fn apply(core: &mut Core, link: &Link, frames: &Bytes, event: Event, after: 
             data,
             end_stream,
         } => core.data(id, chunk(frames, data), end_stream),
-        Event::Trailers { id, fields } => match request::header_map(&fields) {
+        Event::Trailers { id, fields } => match header_map(fields) {
             Ok(trailers) => core.trailers(id, trailers),
             Err(why) => {
                 core.conn.reset(id, ErrorCode::PROTOCOL_ERROR);

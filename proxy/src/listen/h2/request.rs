@@ -2,16 +2,16 @@
 //! pipeline takes: method, a URI of scheme, authority and path, HTTP/2, and the regular fields
 //! in order.
 
-use http::header::{HeaderName, HeaderValue};
 use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{HeaderMap, Method, Request, Uri, Version};
+use http::{Method, Request, Uri, Version};
 
+use crate::h2link::header_map;
 use crate::h2wire::message::RequestHead;
 use crate::h2wire::server::Fields;
 
 /// The request without its body, or why its head cannot be one (a stream error:
 /// PROTOCOL_ERROR).
-pub fn build(head: &RequestHead, fields: &Fields) -> Result<Request<()>, &'static str> {
+pub fn build(head: &RequestHead, fields: Fields) -> Result<Request<()>, &'static str> {
     let method = Method::from_bytes(head.method()).map_err(|_| "an unusable :method")?;
     let uri = uri_of(head)?;
     let mut request = Request::new(());
@@ -20,20 +20,6 @@ pub fn build(head: &RequestHead, fields: &Fields) -> Result<Request<()>, &'stati
     *request.version_mut() = Version::HTTP_2;
     *request.headers_mut() = header_map(fields)?;
     Ok(request)
-}
-
-/// The fields as a header map, in order; those sent never-indexed stay sensitive (RFC 7541
-/// §7.1.3: a proxy passes that on). Also a request's trailers.
-pub fn header_map(fields: &Fields) -> Result<HeaderMap, &'static str> {
-    let mut map = HeaderMap::with_capacity(fields.len());
-    for field in fields.iter() {
-        let name = HeaderName::from_bytes(field.name).map_err(|_| "an unusable field name")?;
-        let mut value =
-            HeaderValue::from_bytes(field.value).map_err(|_| "an unusable field value")?;
-        value.set_sensitive(field.never_indexed);
-        map.append(name, value);
-    }
-    Ok(map)
 }
 
 /// Absolute form where the head has scheme and authority (`:authority`, or Host for want of
@@ -80,7 +66,7 @@ mod tests {
             (":authority", "example.com:8443"),
             (":path", "/a/b?c=d"),
         ]);
-        let req = build(&head, &Fields::default()).expect("request");
+        let req = build(&head, Fields::default()).expect("request");
         assert_eq!(req.method(), Method::POST);
         assert_eq!(req.uri(), "https://example.com:8443/a/b?c=d");
         assert_eq!(req.version(), Version::HTTP_2);
@@ -89,7 +75,7 @@ mod tests {
     #[test]
     fn connect_takes_the_authority_form() {
         let head = head(&[(":method", "CONNECT"), (":authority", "example.com:443")]);
-        let req = build(&head, &Fields::default()).expect("request");
+        let req = build(&head, Fields::default()).expect("request");
         assert_eq!(
             req.uri().authority().map(|a| a.as_str()),
             Some("example.com:443")

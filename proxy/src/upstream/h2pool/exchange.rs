@@ -14,10 +14,11 @@ use http::{HeaderMap, Method, Request, Response, StatusCode, Version};
 use http_body::Body;
 
 use super::error::StreamError;
-use super::fields::{header_map, request_fields};
+use super::fields::request_fields;
 use super::link::Link;
 use super::response::ResponseStream;
 use super::send_body::SendBody;
+use crate::h2link::header_map;
 use crate::h2wire::client::OpenError;
 use crate::upstream::body::RequestBody;
 
@@ -84,7 +85,7 @@ pub async fn exchange(
     let status = StatusCode::from_u16(answer.status)
         .map_err(|_| Failed::Error(StreamError::Malformed("a status http refuses")))?;
     let headers =
-        header_map(&answer.fields).map_err(|why| Failed::Error(StreamError::Malformed(why)))?;
+        header_map(answer.fields).map_err(|why| Failed::Error(StreamError::Malformed(why)))?;
     let length = content_length(&headers);
     let mut resp = Response::new(response.into_body(answer.end_stream, length));
     *resp.status_mut() = status;

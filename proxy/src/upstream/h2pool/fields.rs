@@ -1,10 +1,8 @@
-//! A request's head as HTTP/2 fields, and a response's fields as a header map.
+//! A request's head as HTTP/2 fields.
 
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
 use http::request::Parts;
-use http::{HeaderMap, Method};
-
-use crate::h2wire::client::Fields;
+use http::Method;
 
 /// Fields HTTP/2 forbids (RFC 9113 §8.2.2): a server treats a request carrying one as
 /// malformed. The pipeline strips hop-by-hop fields already; this keeps a stray one from
@@ -44,20 +42,6 @@ pub(super) fn request_fields<'a>(
         .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
     let length = content_length.map(|len| (CONTENT_LENGTH.as_str().as_bytes(), len.as_bytes()));
     pseudo.into_iter().flatten().chain(regular).chain(length)
-}
-
-/// A section's fields as a header map. The connection held them to §8.2 (lower-case token
-/// names, values without CR, LF or NUL), so a refusal here means a rule the two disagree on.
-pub(super) fn header_map(fields: &Fields) -> Result<HeaderMap, &'static str> {
-    let mut map = HeaderMap::with_capacity(fields.len());
-    for field in fields.iter() {
-        let name = HeaderName::from_bytes(field.name).map_err(|_| "a field name http refuses")?;
-        let mut value =
-            HeaderValue::from_bytes(field.value).map_err(|_| "a field value http refuses")?;
-        value.set_sensitive(field.never_indexed);
-        map.append(name, value);
-    }
-    Ok(map)
 }
 
 #[cfg(test)]

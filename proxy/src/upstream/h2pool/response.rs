@@ -11,8 +11,8 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
 use super::error::StreamError;
-use super::fields::header_map;
 use super::link::{register, Head, Link};
+use crate::h2link::header_map;
 use crate::h2wire::client::Fields;
 use crate::h2wire::frame::ErrorCode;
 
@@ -118,7 +118,7 @@ impl Body for ResponseStream {
                 }
                 Some(Ok(Frame::data(chunk)))
             }
-            Step::Trailers(fields) => match header_map(&fields) {
+            Step::Trailers(fields) => match header_map(fields) {
                 Ok(map) => Some(Ok(Frame::trailers(map))),
                 Err(why) => {
                     this.done = true;

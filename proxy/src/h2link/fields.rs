@@ -1,0 +1,87 @@
+//! A header or trailer section as HTTP/2 delivered it (`h2wire`'s `Fields`) made into the
+//! `http::HeaderMap` the pipeline reads: both legs, a client's request and an upstream's
+//! response. Values are slices of the section's one buffer, not a copy each (one allocation
+//! a section, where copying took one a field).
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue};
+use http::HeaderMap;
+
+use crate::h2wire::common::Fields;
+
+/// The fields as a header map, in order; those sent never-indexed stay sensitive (RFC 7541
+/// §7.1.3: a proxy passes that on). The engine held them to RFC 9113 §8.2 already (lower-case
+/// token names, no CR, LF or NUL in values), so a refusal here is a rule the two disagree on.
+pub fn header_map(fields: Fields) -> Result<HeaderMap, &'static str> {
+    let mut map = HeaderMap::with_capacity(fields.len());
+    if fields.is_empty() {
+        return Ok(map);
+    }
+    let (bytes, spans) = fields.into_spans();
+    let bytes = Bytes::from(bytes);
+    for (name, value, never_indexed) in spans {
+        let name = bytes.get(name).ok_or("a field outside its section")?;
+        let name = HeaderName::from_bytes(name).map_err(|_| "an unusable field name")?;
+        if value.end > bytes.len() {
+            return Err("a field outside its section");
+        }
+        let mut value = HeaderValue::from_maybe_shared(bytes.slice(value))
+            .map_err(|_| "an unusable field value")?;
+        value.set_sensitive(never_indexed);
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::h2wire::hpack::Field;
+
+    fn fields(list: &[(&str, &str, bool)]) -> Fields {
+        let mut fields = Fields::default();
+        for (name, value, never_indexed) in list {
+            fields.push(Field {
+                name: name.as_bytes(),
+                value: value.as_bytes(),
+                never_indexed: *never_indexed,
+            });
+        }
+        fields
+    }
+
+    #[test]
+    fn fields_keep_their_order_repeats_and_sensitivity() {
+        let map = header_map(fields(&[
+            ("content-type", "application/grpc", false),
+            ("set-cookie", "a=1", true),
+            ("grpc-status", "0", false),
+            ("set-cookie", "b=2", false),
+            ("x-empty", "", false),
+        ]))
+        .unwrap();
+        assert_eq!(map.len(), 5);
+        assert_eq!(map["content-type"], "application/grpc");
+        assert_eq!(map["grpc-status"], "0");
+        let cookies: Vec<_> = map.get_all("set-cookie").iter().collect();
+        assert_eq!(cookies, ["a=1", "b=2"]);
+        assert!(cookies[0].is_sensitive());
+        assert!(!cookies[1].is_sensitive());
+        assert_eq!(map["x-empty"], "");
+        assert!(header_map(Fields::default()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn values_are_slices_of_one_buffer_not_copies() {
+        let map = header_map(fields(&[("a", "first", false), ("b", "second", false)])).unwrap();
+        let first = map["a"].as_bytes().as_ptr() as usize;
+        let second = map["b"].as_bytes().as_ptr() as usize;
+        // "first", then the name "b", then "second": six octets apart in the one buffer.
+        assert_eq!(second - first, "first".len() + "b".len());
+    }
+
+    #[test]
+    fn a_name_http_refuses_is_an_error_not_a_panic() {
+        assert!(header_map(fields(&[("Upper Case", "v", false)])).is_err());
+    }
+}
