@@ -1,6 +1,8 @@
-//! What weir's HTTP/2 engine hands the pipeline in `http`'s types: a section's fields as a
-//! header map (`header_map`, both legs), and a client's request body (`H2RequestBody`) with what
-//! it reads from, the connection that received it (`listen::h2`), through `RequestSource`.
+//! What both legs' HTTP/2 connections share around weir's engine (`h2wire`): the socket's read
+//! buffer and writes (`Inbound`, `chunk`, `write_out`), and what the pipeline gets in `http`'s
+//! types — a section's fields as a header map (`header_map`), and a client's request body
+//! (`H2RequestBody`) with what it reads from, the connection that received it (`listen::h2`),
+//! through `RequestSource`.
 //!
 //! Why a trait object: `upstream::Received` names the body, and the connection (`listen::h2`)
 //! sits above the pipeline in the module graph; the body knows only this leaf's trait, the
@@ -8,6 +10,7 @@
 
 mod body;
 mod fields;
+mod io;
 
 use std::task::{Context, Poll};
 
@@ -16,6 +19,7 @@ use http_body::Frame;
 
 pub use body::{H2RequestBody, StreamGone};
 pub use fields::header_map;
+pub use io::{chunk, write_out, Inbound};
 
 /// The connection a request body reads from, by stream identifier.
 pub trait RequestSource: Send + Sync {

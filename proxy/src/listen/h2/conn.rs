@@ -21,13 +21,13 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::Sleep;
 
 use super::events::{self, After};
-use super::io::{write_out, Inbound};
 use super::link::Link;
 use super::state::Core;
 use super::stream::StreamHandle;
 use super::timers::{Due, Timers};
 use super::H2Settings;
 use crate::graceful::Graceful;
+use crate::h2link::{write_out, Inbound};
 use crate::h2wire::frame::ErrorCode;
 use crate::h2wire::server::{ConnError, Event, ServerConn};
 use crate::upstream::Received;

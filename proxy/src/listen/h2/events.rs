@@ -6,12 +6,11 @@
 use bytes::Bytes;
 use http::Request;
 
-use super::io::chunk;
 use super::link::Link;
 use super::request;
 use super::state::Core;
 use super::stream::StreamHandle;
-use crate::h2link::{header_map, H2RequestBody};
+use crate::h2link::{chunk, header_map, H2RequestBody};
 use crate::h2wire::frame::ErrorCode;
 use crate::h2wire::server::Event;
 use crate::upstream::Received;

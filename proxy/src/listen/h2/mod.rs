@@ -17,7 +17,6 @@
 
 mod conn;
 mod events;
-mod io;
 mod link;
 mod request;
 mod response;

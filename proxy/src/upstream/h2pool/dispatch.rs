@@ -7,6 +7,7 @@ use bytes::Bytes;
 use super::error::StreamError;
 use super::link::{Head, Inner};
 use super::signals::Signals;
+use crate::h2link::chunk;
 use crate::h2wire::client::Event;
 
 /// What the driver itself must act on.
@@ -48,7 +49,7 @@ pub(super) fn deliver(inner: &mut Inner, event: Event, frames: &Bytes, signals: 
             match inner.streams.get_mut(&id) {
                 Some(state) if state.reading => {
                     if len > 0 {
-                        state.chunks.push_back(frames.slice(data));
+                        state.chunks.push_back(chunk(frames, data));
                         state.buffered += len;
                     }
                     state.end |= end_stream;

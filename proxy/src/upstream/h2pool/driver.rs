@@ -14,14 +14,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bytes::BytesMut;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{Instant, Sleep};
 
 use super::dispatch::{deliver, Seen};
 use super::error::ConnEnd;
 use super::link::Link;
 use super::signals::Signals;
+use crate::h2link::{write_out, Inbound};
 use crate::h2wire::client::Event;
 use crate::h2wire::frame::ErrorCode;
 
@@ -32,8 +32,6 @@ pub struct KeepAlive {
     pub timeout: Duration,
 }
 
-/// Room kept free at the read buffer's end for the next read.
-const READ_ROOM: usize = 16 << 10;
 /// Unwritten output past which the driver stops reading: every frame read may queue an
 /// answer (SETTINGS and PING acknowledgements), and a server that does not read must not
 /// make them pile up (RFC 9113 §10.5).
@@ -45,12 +43,10 @@ pub struct Driver<T> {
     io: T,
     link: Arc<Link>,
     signals: Arc<Signals>,
-    /// Bytes read and not yet taken as frames, then room for the next read.
-    read: BytesMut,
-    filled: usize,
-    /// Output taken from the connection, and how much of it went out.
+    /// Bytes read and not yet taken as frames.
+    inbound: Inbound,
+    /// Output taken from the connection and not yet written.
     write: Vec<u8>,
-    written: usize,
     flush: bool,
     events: Vec<Event>,
     /// Reads that brought bytes: a PING goes only after a silence.
@@ -80,10 +76,8 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             io,
             link,
             signals,
-            read: BytesMut::new(),
-            filled: 0,
+            inbound: Inbound::new(),
             write: Vec::new(),
-            written: 0,
             flush: false,
             events: Vec::new(),
             reads: 0,
@@ -103,7 +97,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
         self.poll_probe(cx)?;
         for _ in 0..TURNS {
             let wrote = self.write_out(cx)?;
-            if self.closing && self.written == self.write.len() && !self.flush {
+            if self.closing && self.write.is_empty() && !self.flush {
                 return match Pin::new(&mut self.io).poll_shutdown(cx) {
                     Poll::Pending => Ok(Poll::Pending),
                     Poll::Ready(_) => Ok(Poll::Ready(())),
@@ -122,9 +116,7 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// Takes the connection's output when what was taken before is written, and writes it.
     /// True if anything went out.
     fn write_out(&mut self, cx: &mut Context<'_>) -> Result<bool, ConnEnd> {
-        if self.written == self.write.len() {
-            self.write.clear();
-            self.written = 0;
+        if self.write.is_empty() {
             let mut inner = self.link.lock();
             std::mem::swap(&mut self.write, inner.conn.output());
             if !self.closing && self.link.is_abandoned() && inner.streams.is_empty() {
@@ -136,21 +128,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             // In the same lock as the look at the output: what a stream adds later wakes us.
             inner.register_driver(cx.waker());
         }
-        let mut wrote = false;
-        while self.written < self.write.len() {
-            let rest = self.write.get(self.written..).unwrap_or_default();
-            match Pin::new(&mut self.io).poll_write(cx, rest) {
-                Poll::Ready(Ok(0)) => return Err(closed(&"wrote 0 bytes")),
-                Poll::Ready(Ok(n)) => {
-                    self.written += n;
-                    self.flush = true;
-                    wrote = true;
-                }
-                Poll::Ready(Err(err)) => return Err(closed(&err)),
-                Poll::Pending => return Ok(wrote),
-            }
-        }
-        if self.flush {
+        let wrote = write_out(&mut self.io, &mut self.write, cx).map_err(|e| closed(&e))? > 0;
+        self.flush |= wrote;
+        if self.flush && self.write.is_empty() {
             match Pin::new(&mut self.io).poll_flush(cx) {
                 Poll::Ready(Ok(())) => self.flush = false,
                 Poll::Ready(Err(err)) => return Err(closed(&err)),
@@ -163,43 +143,31 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     /// Reads what the socket has and hands its frames to the connection. True if anything
     /// was read.
     fn read_in(&mut self, cx: &mut Context<'_>) -> Result<bool, ConnEnd> {
-        if self.write.len() - self.written > MAX_UNWRITTEN {
+        if self.write.len() > MAX_UNWRITTEN {
             return Ok(false);
         }
-        if self.read.len() - self.filled < READ_ROOM / 2 {
-            self.read.resize(self.filled + READ_ROOM, 0);
+        match self.inbound.poll_read(&mut self.io, cx) {
+            Poll::Pending => Ok(false),
+            Poll::Ready(Err(err)) => Err(closed(&err)),
+            Poll::Ready(Ok(0)) => Err(closed(&"the server closed the connection")),
+            Poll::Ready(Ok(_)) => {
+                self.reads += 1;
+                self.frames()?;
+                Ok(true)
+            }
         }
-        let room = self.read.get_mut(self.filled..).unwrap_or_default();
-        let mut buf = ReadBuf::new(room);
-        match Pin::new(&mut self.io).poll_read(cx, &mut buf) {
-            Poll::Pending => return Ok(false),
-            Poll::Ready(Err(err)) => return Err(closed(&err)),
-            Poll::Ready(Ok(())) => {}
-        }
-        let n = buf.filled().len();
-        if n == 0 {
-            return Err(closed(&"the server closed the connection"));
-        }
-        self.filled += n;
-        self.reads += 1;
-        self.frames()?;
-        Ok(true)
     }
 
     /// The whole frames read so far, through the connection to the streams.
     fn frames(&mut self) -> Result<(), ConnEnd> {
         let mut inner = self.link.lock();
-        let received = inner.conn.receive(
-            self.read.get(..self.filled).unwrap_or_default(),
-            &mut self.events,
-        );
+        let received = inner.conn.receive(self.inbound.filled(), &mut self.events);
         // The events before an error stand; their ranges index what was read.
         let used = match received {
             Ok(used) => used,
-            Err(_) => self.filled,
+            Err(_) => self.inbound.filled().len(),
         };
-        let frames = self.read.split_to(used).freeze();
-        self.filled -= used;
+        let frames = self.inbound.consume(used);
         let mut answered = false;
         for event in self.events.drain(..) {
             answered |= deliver(&mut inner, event, &frames, &self.signals) == Seen::PingAck;
@@ -236,7 +204,12 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             let silent = self.reads == probe.reads_seen;
             probe.reads_seen = self.reads;
             let mut inner = self.link.lock();
-            let next = if silent && inner.conn.active_streams() > 0 {
+            let active = inner.conn.active_streams() > 0;
+            if !active {
+                // Idle: the read buffer goes until the next bytes come.
+                self.inbound.settle();
+            }
+            let next = if silent && active {
                 probe.sent += 1;
                 inner.conn.ping(probe.sent.to_be_bytes());
                 probe.awaiting = true;
@@ -255,7 +228,6 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
     fn finish(&mut self, cx: &mut Context<'_>, why: ConnEnd) {
         let mut inner = self.link.lock();
         inner.end(why);
-        self.write.drain(..self.written.min(self.write.len()));
         self.write.append(inner.conn.output());
         drop(inner);
         if !self.write.is_empty() && !matches!(why, ConnEnd::Closed) {

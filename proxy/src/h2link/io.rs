@@ -1,5 +1,6 @@
-//! The socket's two directions: what is read, kept until whole frames are, and handed out as
-//! shared slices; what the engine queued, written in as few calls as the socket takes.
+//! An HTTP/2 connection's socket, for both legs' drivers (`listen::h2`, `upstream::h2pool`):
+//! what is read, kept until whole frames are, and handed out as shared slices; what the
+//! engine queued, written in as few calls as the socket takes.
 
 use std::io;
 use std::ops::Range;
