@@ -8,6 +8,17 @@ use http::header::{HeaderName, HeaderValue};
 use http::HeaderMap;
 
 use crate::h2wire::common::Fields;
+use crate::h2wire::message::is_connection_specific;
+
+/// The fields of `map` an HTTP/2 message may carry, in order, as (name, value) octets: names
+/// lower case (`http`'s are), the connection-specific fields HTTP/2 forbids left out rather
+/// than refused (RFC 9113 §8.2.2; the same rule weir holds what it receives to). Both legs: a
+/// request to an upstream, a response or trailers to a client.
+pub fn wire_fields(map: &HeaderMap) -> impl Iterator<Item = (&[u8], &[u8])> + '_ {
+    map.iter()
+        .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()))
+        .filter(|(name, value)| !is_connection_specific(name, value))
+}
 
 /// The fields as a header map, in order; those sent never-indexed stay sensitive (RFC 7541
 /// §7.1.3: a proxy passes that on). The engine held them to RFC 9113 §8.2 already (lower-case
@@ -78,6 +89,34 @@ mod tests {
         let second = map["b"].as_bytes().as_ptr() as usize;
         // "first", then the name "b", then "second": six octets apart in the one buffer.
         assert_eq!(second - first, "first".len() + "b".len());
+    }
+
+    #[test]
+    fn connection_specific_fields_are_left_out() {
+        let resp = http::Response::builder()
+            .header("content-type", "text/plain")
+            .header("connection", "keep-alive")
+            .header("keep-alive", "timeout=5")
+            .header("proxy-connection", "close")
+            .header("transfer-encoding", "chunked")
+            .header("upgrade", "h2c")
+            .header("te", "gzip")
+            .header("X-Mixed", "Case")
+            .body(())
+            .expect("response");
+        let names: Vec<_> = wire_fields(resp.headers()).collect();
+        assert_eq!(
+            names,
+            [
+                (&b"content-type"[..], &b"text/plain"[..]),
+                (b"x-mixed", b"Case")
+            ]
+        );
+        let te = http::Response::builder()
+            .header("te", "trailers")
+            .body(())
+            .expect("response");
+        assert_eq!(wire_fields(te.headers()).count(), 1);
     }
 
     #[test]

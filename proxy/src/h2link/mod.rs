@@ -18,7 +18,7 @@ use bytes::Bytes;
 use http_body::Frame;
 
 pub use body::{H2RequestBody, StreamGone};
-pub use fields::header_map;
+pub use fields::{header_map, wire_fields};
 pub use io::{chunk, write_out, Inbound};
 
 /// The connection a request body reads from, by stream identifier.

@@ -50,6 +50,7 @@ mod trailer;
 pub use malformed::{ConnectionField, Malformed, Pseudo};
 pub use request::{RequestCheck, RequestHead};
 pub use response::{ResponseCheck, ResponseHead};
+pub use rules::is_connection_specific;
 pub use trailer::TrailerCheck;
 
 #[cfg(test)]

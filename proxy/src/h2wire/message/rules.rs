@@ -66,6 +66,12 @@ fn check_value(value: &[u8]) -> Result<(), Malformed> {
     Ok(())
 }
 
+/// Whether HTTP/2 forbids the field (§8.2.2): what this side refuses to receive, a sender
+/// leaves out of what it sends (an HTTP/1 upstream's `connection` says nothing about this hop).
+pub fn is_connection_specific(name: &[u8], value: &[u8]) -> bool {
+    connection_specific(Kind::of(name), name, value).is_err()
+}
+
 /// §8.2.2: HTTP/2 has no connection-level fields, and TE may only say `trailers`.
 fn connection_specific(kind: Kind, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
     let field = match kind {

@@ -13,6 +13,7 @@ use http_body::Body;
 use super::link::Link;
 use super::response;
 use crate::forward::body::ResponseBody;
+use crate::h2link::wire_fields;
 use crate::h2wire::frame::ErrorCode;
 use crate::upstream::Received;
 
@@ -83,7 +84,7 @@ async fn answer_with(resp: Response<ResponseBody>, stream: &StreamHandle) {
     let sent = stream.link.update(|core| {
         let sent = core
             .conn
-            .respond(id, status, response::fields(&parts.headers), end);
+            .respond(id, status, wire_fields(&parts.headers), end);
         if !sent {
             // A head the engine will not send (a 1xx status): the client learns of it as a
             // reset rather than waiting. Nothing when the stream is gone already.
@@ -135,7 +136,7 @@ async fn answer_with(resp: Response<ResponseBody>, stream: &StreamHandle) {
                 Err(frame) => {
                     if let Ok(trailers) = frame.into_trailers() {
                         stream.link.update(|core| {
-                            core.conn.send_trailers(id, response::fields(&trailers));
+                            core.conn.send_trailers(id, wire_fields(&trailers));
                             core.response_done(id);
                         });
                     }

@@ -1,18 +1,10 @@
 //! A request's head as HTTP/2 fields.
 
-use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH};
+use http::header::CONTENT_LENGTH;
 use http::request::Parts;
 use http::Method;
 
-/// Fields HTTP/2 forbids (RFC 9113 §8.2.2): a server treats a request carrying one as
-/// malformed. The pipeline strips hop-by-hop fields already; this keeps a stray one from
-/// costing the request.
-fn connection_specific(name: &HeaderName, value: &HeaderValue) -> bool {
-    matches!(
-        name.as_str(),
-        "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
-    ) || (name == http::header::TE && value.as_bytes() != b"trailers")
-}
+use crate::h2link::wire_fields;
 
 /// The request's fields: pseudo-headers first (§8.3.1), then its header fields (http keeps
 /// names in lower case, as HTTP/2 requires), then `content_length` if the caller states one.
@@ -35,11 +27,9 @@ pub(super) fn request_fields<'a>(
             .map(|a| (&b":authority"[..], a.as_str().as_bytes())),
         Some((&b":path"[..], path.as_bytes())),
     ];
-    let regular = head
-        .headers
-        .iter()
-        .filter(|(name, value)| !connection_specific(name, value))
-        .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()));
+    // The pipeline strips hop-by-hop fields already; this keeps a stray one from costing the
+    // request (a server treats a request carrying one as malformed).
+    let regular = wire_fields(&head.headers);
     let length = content_length.map(|len| (CONTENT_LENGTH.as_str().as_bytes(), len.as_bytes()));
     pseudo.into_iter().flatten().chain(regular).chain(length)
 }
