@@ -63,9 +63,11 @@ impl Slot {
 pub type Streams<S> = HashMap<u32, Slot, S>;
 
 /// Fibonacci hashing of a stream identifier: one multiplication that spreads consecutive odd
-/// numbers over the high bits the table's control bytes use. For a client, which chooses every
-/// key (its own identifiers): there is no flooding to defend against, and the map is looked
-/// up on every DATA frame. A server keeps SipHash: there the client chooses the keys.
+/// numbers over the high bits the table's control bytes use. The map is looked up on every
+/// frame. Both sides use it: a client chooses every key (its own identifiers), and a server's
+/// map holds at most its MAX_CONCURRENT_STREAMS, so a client that picks identifiers to
+/// collide makes a lookup scan that many at worst — bounded, where flooding needs a map
+/// that grows.
 #[derive(Default)]
 pub struct IdHasher(u64);
 
@@ -161,5 +163,25 @@ mod tests {
         }
         assert!(streams.get(&1_999).is_some_and(|s| s.stream.id() == 1_999));
         assert!(!streams.contains_key(&2));
+    }
+
+    #[test]
+    fn identifiers_chosen_to_collide_are_all_found() {
+        // A client's worst choice: every identifier the same in its low 20 bits, so each lands
+        // on the same first slot. 200 of them (the server's default stream limit) at once.
+        let mut streams = Streams::<IdHash>::default();
+        let ids: Vec<u32> = (0..200).map(|k| 1 + (k << 20)).collect();
+        for &id in &ids {
+            streams.insert(id, Slot::new(Stream::remote(id), 1, 1));
+        }
+        for &id in &ids {
+            assert!(streams.get(&id).is_some_and(|s| s.stream.id() == id));
+        }
+        assert!(!streams.contains_key(&(1 + (200 << 20))));
+        for &id in &ids[..100] {
+            assert!(streams.remove(&id).is_some());
+        }
+        assert_eq!(streams.len(), 100);
+        assert!(streams.contains_key(&ids[150]));
     }
 }

@@ -64,6 +64,7 @@ use std::collections::VecDeque;
 
 use super::conn::{Conn, Limits};
 
+pub use super::conn::IdHash;
 pub use config::Config;
 pub use events::{ConnError, Event, Fields};
 

@@ -1,11 +1,10 @@
 //! The server's side of the shared connection: its own state, what a HEADERS frame is for
 //! (a new stream, trailers, or a stream it reset), and the hooks its bounds hang on.
 
-use std::collections::hash_map::RandomState;
 use std::collections::VecDeque;
 
 use super::super::common::ConnError;
-use super::super::conn::{Conn, Decoded, Pending, Role, Shared, Step, Target};
+use super::super::conn::{Conn, Decoded, IdHash, Pending, Role, Shared, Step, Target};
 use super::super::frame::{ErrorCode, Settings};
 use super::super::message::RequestCheck;
 use super::super::stream::Role as Side;
@@ -32,9 +31,12 @@ impl Role for Server {
         "DATA lengths do not add up to the request's content-length (§8.1.1)";
 
     type Event = Event;
-    /// The standard (SipHash) map rather than the client's multiplicative hash: here the
-    /// client chooses the keys, and at most MAX_CONCURRENT_STREAMS of them at once.
-    type Hasher = RandomState;
+    /// The client's multiplicative hash (`conn::IdHasher`) here too, although the client
+    /// chooses the keys: the map holds at most MAX_CONCURRENT_STREAMS of them at once, so
+    /// identifiers chosen to collide cost a lookup a scan of that many (one group load per 16)
+    /// and nothing grows with them. SipHash was 3 % of the instructions of a gRPC call
+    /// (benches/README.md, session 21), paid on every frame.
+    type Hasher = IdHash;
     type Head = RequestCheck;
 
     /// A new stream's identifier is taken now (§5.1.1: odd, above every earlier one, else a

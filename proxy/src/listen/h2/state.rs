@@ -10,12 +10,13 @@ use http_body::Frame;
 
 use crate::h2link::StreamGone;
 use crate::h2wire::frame::ErrorCode;
-use crate::h2wire::server::ServerConn;
+use crate::h2wire::server::{IdHash, ServerConn};
 
 /// A client connection's `ServerConn` and its streams' state.
 pub struct Core {
     pub conn: ServerConn,
-    entries: HashMap<u32, Entry>,
+    /// By stream identifier, hashed as the engine hashes its own map of them (`IdHash`).
+    entries: HashMap<u32, Entry, IdHash>,
     /// The connection's task: woken when a body gives back window or is dropped, so that the
     /// output this queued is written.
     task: Option<Waker>,
@@ -77,7 +78,7 @@ impl Core {
     pub fn new(conn: ServerConn) -> Self {
         Core {
             conn,
-            entries: HashMap::new(),
+            entries: HashMap::default(),
             task: None,
             closed: false,
             senders: Vec::new(),
