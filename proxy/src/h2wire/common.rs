@@ -24,12 +24,17 @@ pub struct Fields {
 }
 
 impl Fields {
-    /// Room for a section decoded from a block of `block_len` octets.
-    pub(crate) fn with_capacity(block_len: usize) -> Fields {
+    /// Room for `octets` of names and values and `fields` fields.
+    pub(crate) fn with_capacity(octets: usize, fields: usize) -> Fields {
         Fields {
-            bytes: Vec::with_capacity(block_len),
-            ends: Vec::new(),
+            bytes: Vec::with_capacity(octets),
+            ends: Vec::with_capacity(fields),
         }
+    }
+
+    /// The octets of names and values, and the number of fields.
+    pub(crate) fn size(&self) -> (usize, usize) {
+        (self.bytes.len(), self.ends.len())
     }
 
     pub(crate) fn push(&mut self, field: Field<'_>) {
@@ -123,7 +128,7 @@ mod tests {
 
     #[test]
     fn fields_keep_order_values_and_never_indexed() {
-        let mut fields = Fields::with_capacity(0);
+        let mut fields = Fields::with_capacity(0, 0);
         assert!(fields.is_empty());
         fields.push(field(b"content-type", b"text/plain", false));
         fields.push(field(b"set-cookie", b"a=1", true));

@@ -58,3 +58,43 @@ pub struct Decoded<H> {
     pub fields: Fields,
     pub too_large: bool,
 }
+
+/// The size of the last head and of the last trailers a connection decoded: the room the next
+/// one's fields get in their first allocation. A connection's messages are alike (a gRPC
+/// channel's calls carry the same fields), and a block says little of what it decodes to: a
+/// request whose fields are all in the dynamic table is a few octets for a few hundred. Growing
+/// from nothing took three or four reallocations a section, 6 % of a gRPC call's instructions
+/// (benches/README.md, session 21).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SectionSizes {
+    head: (usize, usize),
+    trailers: (usize, usize),
+}
+
+/// At most this much room is kept from one section for the next (octets, fields): one large
+/// section does not make every later allocation as large.
+const MOST_ROOM: (usize, usize) = (2_048, 32);
+
+impl SectionSizes {
+    /// Room for a section of `target` decoded from `block_len` octets: the last one's size,
+    /// and no less than the block itself (a field most often decodes to more octets than it
+    /// takes in a block: Huffman codes and table indexes are shorter than what they stand for).
+    pub fn room(&self, target: Target, block_len: usize) -> (usize, usize) {
+        let (octets, fields) = match target {
+            Target::Head => self.head,
+            Target::Trailers => self.trailers,
+            Target::Drop => return (0, 0),
+        };
+        (octets.max(block_len), fields)
+    }
+
+    /// What a section of `target` came to.
+    pub fn remember(&mut self, target: Target, (octets, fields): (usize, usize)) {
+        let size = (octets.min(MOST_ROOM.0), fields.min(MOST_ROOM.1));
+        match target {
+            Target::Head => self.head = size,
+            Target::Trailers => self.trailers = size,
+            Target::Drop => {}
+        }
+    }
+}

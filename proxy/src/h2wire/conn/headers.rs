@@ -91,10 +91,8 @@ impl<R: Role> Conn<R> {
             Target::Trailers => Section::Trailers(TrailerCheck::new()),
             Target::Drop => Section::Drop,
         };
-        let mut fields = Fields::with_capacity(match section {
-            Section::Drop => 0,
-            _ => block.len(),
-        });
+        let (octets, count) = self.sizes.room(info.target, block.len());
+        let mut fields = Fields::with_capacity(octets, count);
         let limit = self.limits.max_header_list_size as usize;
         // Refusals are latched by the checks and read at `finish`: the block is decoded to
         // its end whatever the fields say (§4.3).
@@ -121,6 +119,7 @@ impl<R: Role> Conn<R> {
             }
             Err(_) => true,
         };
+        self.sizes.remember(info.target, fields.size());
         let decoded = Decoded {
             section,
             fields,

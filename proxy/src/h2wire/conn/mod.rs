@@ -39,7 +39,7 @@ use super::frame::{write_settings, write_window_update, DEFAULT_MAX_FRAME_SIZE};
 use super::hpack::{Decoder, Encoder};
 use super::stream::{Concurrency, Role as Side, StreamIds};
 
-pub use block::{Decoded, Pending, Section, Target};
+pub use block::{Decoded, Pending, Section, SectionSizes, Target};
 pub use error::{calm, Step};
 pub use role::{Role, Shared};
 pub use streams::{IdHash, Slot, Streams};
@@ -74,6 +74,8 @@ pub struct Conn<R: Role> {
     /// A field block whose CONTINUATIONs are still to come (§6.10), collected in `block`.
     pub(super) pending: Option<Pending>,
     pub(super) block: Vec<u8>,
+    /// What the last head and trailers decoded to: room for the next ones' fields.
+    pub(super) sizes: SectionSizes,
     /// The field block of the HEADERS being sent, reused.
     pub(super) encoded: Vec<u8>,
     /// Empty frames received, over the connection (`Limits::max_empty_frames`).
@@ -177,6 +179,7 @@ impl<R: Role> Conn<R> {
             acked: false,
             pending: None,
             block: Vec::new(),
+            sizes: SectionSizes::default(),
             encoded: Vec::new(),
             empty_frames: 0,
             closing: None,
