@@ -103,12 +103,17 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap, keep_upgrade: bool) -> bool {
     found.wants_trailers
 }
 
+/// The most fields the engine adds to a request on its way: X-Forwarded-For, -Proto and -Host,
+/// and the upstream's TE or Host (`super::shape_for_upstream`). A map built for a request
+/// makes room for them (`h2link::header_map`).
+pub const ADDED_FIELDS: usize = 4;
+
 /// Appends the client to X-Forwarded-For and states the original proto and host. (The Host an
 /// HTTP/1 upstream needs from an HTTP/2 client's :authority is added with the upstream's
 /// shape, `super::shape_for_upstream`: an HTTP/2 upstream takes none.)
 pub fn add_forwarded(headers: &mut HeaderMap, client: &ClientInfo, host: Option<&HeaderValue>) {
-    // Up to four fields are added: grow the map once, not once per field.
-    headers.reserve(4);
+    // Grown once, not once per field; no growing at all for a map built with the room.
+    headers.reserve(ADDED_FIELDS);
     match headers.get(&X_FORWARDED_FOR) {
         // The common case: nothing to append to, and the peer's value is rendered already.
         None => {

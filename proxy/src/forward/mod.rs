@@ -20,6 +20,7 @@ use http::{HeaderValue, Request, Response, StatusCode, Uri, Version};
 use http_body::Body as _;
 
 use body::{PendingGrpc, RequestBody, ResponseBody, UpstreamBody};
+pub use headers::ADDED_FIELDS;
 pub use local::local_response;
 
 use crate::h1;

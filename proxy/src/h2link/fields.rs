@@ -23,8 +23,9 @@ pub fn wire_fields(map: &HeaderMap) -> impl Iterator<Item = (&[u8], &[u8])> + '_
 /// The fields as a header map, in order; those sent never-indexed stay sensitive (RFC 7541
 /// §7.1.3: a proxy passes that on). The engine held them to RFC 9113 §8.2 already (lower-case
 /// token names, no CR, LF or NUL in values), so a refusal here is a rule the two disagree on.
-pub fn header_map(fields: Fields) -> Result<HeaderMap, &'static str> {
-    let mut map = HeaderMap::with_capacity(fields.len());
+/// `room`: fields the pipeline will add, made room for now rather than by growing the map.
+pub fn header_map(fields: Fields, room: usize) -> Result<HeaderMap, &'static str> {
+    let mut map = HeaderMap::with_capacity(fields.len() + room);
     if fields.is_empty() {
         return Ok(map);
     }
@@ -63,13 +64,16 @@ mod tests {
 
     #[test]
     fn fields_keep_their_order_repeats_and_sensitivity() {
-        let map = header_map(fields(&[
-            ("content-type", "application/grpc", false),
-            ("set-cookie", "a=1", true),
-            ("grpc-status", "0", false),
-            ("set-cookie", "b=2", false),
-            ("x-empty", "", false),
-        ]))
+        let map = header_map(
+            fields(&[
+                ("content-type", "application/grpc", false),
+                ("set-cookie", "a=1", true),
+                ("grpc-status", "0", false),
+                ("set-cookie", "b=2", false),
+                ("x-empty", "", false),
+            ]),
+            0,
+        )
         .unwrap();
         assert_eq!(map.len(), 5);
         assert_eq!(map["content-type"], "application/grpc");
@@ -79,12 +83,12 @@ mod tests {
         assert!(cookies[0].is_sensitive());
         assert!(!cookies[1].is_sensitive());
         assert_eq!(map["x-empty"], "");
-        assert!(header_map(Fields::default()).unwrap().is_empty());
+        assert!(header_map(Fields::default(), 0).unwrap().is_empty());
     }
 
     #[test]
     fn values_are_slices_of_one_buffer_not_copies() {
-        let map = header_map(fields(&[("a", "first", false), ("b", "second", false)])).unwrap();
+        let map = header_map(fields(&[("a", "first", false), ("b", "second", false)]), 0).unwrap();
         let first = map["a"].as_bytes().as_ptr() as usize;
         let second = map["b"].as_bytes().as_ptr() as usize;
         // "first", then the name "b", then "second": six octets apart in the one buffer.
@@ -121,6 +125,6 @@ mod tests {
 
     #[test]
     fn a_name_http_refuses_is_an_error_not_a_panic() {
-        assert!(header_map(fields(&[("Upper Case", "v", false)])).is_err());
+        assert!(header_map(fields(&[("Upper Case", "v", false)]), 0).is_err());
     }
 }

@@ -50,6 +50,9 @@ pub struct H2Connection<T, S, F> {
     link: Link,
     inbound: Inbound,
     events: Vec<Event>,
+    /// What the last events left to do, kept for its lists' room: a batch of new requests
+    /// grew a list of them from nothing, a reallocation of whole requests each time.
+    after: After,
     streams: FuturesUnordered<F>,
     start: S,
     timers: Timers,
@@ -81,6 +84,7 @@ where
             link: Link::new(Core::new(ServerConn::new(settings.config))),
             inbound: Inbound::new(),
             events: Vec::new(),
+            after: After::default(),
             streams: FuturesUnordered::new(),
             start,
             timers: Timers::new(settings, accepted),
@@ -94,8 +98,8 @@ where
     /// Hands what was read to the engine and applies its events; false once the connection
     /// failed (the engine queued GOAWAY).
     fn receive(&mut self) -> bool {
-        let mut after = After::default();
         let (link, inbound, events) = (&self.link, &mut self.inbound, &mut self.events);
+        let after = &mut self.after;
         let failed = link.update(|core| {
             let used = match core.conn.receive(inbound.filled(), events) {
                 Ok(used) => used,
@@ -107,7 +111,7 @@ where
             };
             let frames = inbound.consume(used);
             for event in events.drain(..) {
-                events::apply(core, link, &frames, event, &mut after);
+                events::apply(core, link, &frames, event, after);
             }
             None
         });
@@ -115,14 +119,16 @@ where
             self.close(Some(error));
             return false;
         }
-        for opaque in after.pongs {
+        for opaque in self.after.pongs.drain(..) {
             self.timers.pong(opaque);
         }
-        self.client_going |= after.client_going;
-        for (req, handle) in after.started {
+        self.client_going |= self.after.client_going;
+        let mut started = std::mem::take(&mut self.after.started);
+        for (req, handle) in started.drain(..) {
             self.timers.opened();
             self.streams.push((self.start)(req, handle));
         }
+        self.after.started = started;
         true
     }
 
@@ -233,6 +239,8 @@ where
             Due::Tick { ping, quiet, idle } => {
                 if quiet {
                     self.inbound.settle();
+                    // The room for a batch of requests, given back while none comes.
+                    self.after.started = Vec::new();
                 }
                 if ping.is_some() || quiet || idle {
                     self.link.update(|core| {

@@ -63,7 +63,7 @@ pub fn apply(core: &mut Core, link: &Link, frames: &Bytes, event: Event, after: 
             data,
             end_stream,
         } => core.data(id, chunk(frames, data), end_stream),
-        Event::Trailers { id, fields } => match header_map(fields) {
+        Event::Trailers { id, fields } => match header_map(fields, 0) {
             Ok(trailers) => core.trailers(id, trailers),
             Err(why) => {
                 core.conn.reset(id, ErrorCode::PROTOCOL_ERROR);

@@ -5,6 +5,7 @@
 use http::uri::{Authority, PathAndQuery, Scheme};
 use http::{Method, Request, Uri, Version};
 
+use crate::forward::ADDED_FIELDS;
 use crate::h2link::header_map;
 use crate::h2wire::message::RequestHead;
 use crate::h2wire::server::Fields;
@@ -18,7 +19,7 @@ pub fn build(head: &RequestHead, fields: Fields) -> Result<Request<()>, &'static
     *request.method_mut() = method;
     *request.uri_mut() = uri;
     *request.version_mut() = Version::HTTP_2;
-    *request.headers_mut() = header_map(fields)?;
+    *request.headers_mut() = header_map(fields, ADDED_FIELDS)?;
     Ok(request)
 }
 

@@ -85,7 +85,7 @@ pub async fn exchange(
     let status = StatusCode::from_u16(answer.status)
         .map_err(|_| Failed::Error(StreamError::Malformed("a status http refuses")))?;
     let headers =
-        header_map(answer.fields).map_err(|why| Failed::Error(StreamError::Malformed(why)))?;
+        header_map(answer.fields, 0).map_err(|why| Failed::Error(StreamError::Malformed(why)))?;
     let length = content_length(&headers);
     let mut resp = Response::new(response.into_body(answer.end_stream, length));
     *resp.status_mut() = status;

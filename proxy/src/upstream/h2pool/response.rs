@@ -118,7 +118,7 @@ impl Body for ResponseStream {
                 }
                 Some(Ok(Frame::data(chunk)))
             }
-            Step::Trailers(fields) => match header_map(fields) {
+            Step::Trailers(fields) => match header_map(fields, 0) {
                 Ok(map) => Some(Ok(Frame::trailers(map))),
                 Err(why) => {
                     this.done = true;
