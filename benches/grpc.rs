@@ -10,11 +10,13 @@
 //! does by default, so that each does the same work). h2load then runs
 //! `-c 64 -m 10` for DURATION seconds; from its per-request log come calls/s, p99, failures and
 //! the slowest 10 s window against the mean (a collapse shows there). The proxy's CPU time comes
-//! from /proc; the upstream counts the connections each proxy opened and the most open at once.
-//! Rounds are interleaved (direct, weir, nginx, HAProxy, direct, …) and every round's value is
-//! printed. Then flow control: on one connection, 25 calls carrying a 4 MiB message and one
-//! 256 MiB server stream, through each proxy against the upstream's own speed. Loopback only,
-//! bounded in time. Reports; asserts nothing.
+//! from /proc, user and kernel apart, with the share of its core it kept busy (well below
+//! 100 %, the load side on the other core was the limit, not the proxy); the upstream counts
+//! the connections each proxy opened and the most open at once. Rounds are interleaved
+//! (direct, weir, nginx, HAProxy, direct, …) and every round's value is printed. Then flow
+//! control: on one connection, 25 calls carrying a 4 MiB message and one 256 MiB server
+//! stream, through each proxy against the upstream's own speed. Loopback only, bounded in
+//! time. Reports; asserts nothing.
 //!
 //! `INSTRUCTIONS=N` counts instead: user-space instructions per call of each proxy under
 //! callgrind, over N calls (see `instructions`).
@@ -312,6 +314,11 @@ async fn check_calls(port: u16, proxied: bool) -> Result<(), String> {
 struct Run {
     calls_per_s: f64,
     cpu_us_per_call: f64,
+    /// The user-space part of `cpu_us_per_call` (the rest is the kernel's).
+    user_us_per_call: f64,
+    /// The proxy's CPU time over the run's length: near 1, its core was the limit; well
+    /// below, the load side (h2load and the upstream, sharing the other core) was.
+    busy: f64,
     p99_ms: f64,
     failed: u64,
     /// The slowest 10 s window's calls/s over the run's mean.
@@ -457,20 +464,19 @@ fn main() {
                 counts
                     .peak_open
                     .store(counts.open.load(Ordering::Relaxed), Ordering::Relaxed);
-                let cpu = proc.as_ref().map_or(0.0, Proc::cpu_seconds);
+                let before = proc.as_ref().map_or((0.0, 0.0), Proc::cpu_split);
                 let Some((rate, p99, failed, worst, calls)) = h2load(port, secs, &dir) else {
                     println!("  {}: h2load gave no result", kind.name());
                     continue;
                 };
-                let cpu = proc.as_ref().map_or(0.0, Proc::cpu_seconds) - cpu;
+                let after = proc.as_ref().map_or((0.0, 0.0), Proc::cpu_split);
+                let (user, sys) = (after.0 - before.0, after.1 - before.1);
                 let calls = calls.max(1) as f64;
                 results[k].push(Run {
                     calls_per_s: rate,
-                    cpu_us_per_call: if proc.is_some() {
-                        cpu * 1e6 / calls
-                    } else {
-                        0.0
-                    },
+                    cpu_us_per_call: (user + sys) * 1e6 / calls,
+                    user_us_per_call: user * 1e6 / calls,
+                    busy: (user + sys) / secs as f64,
                     p99_ms: p99,
                     failed,
                     worst_window: worst,
@@ -705,9 +711,9 @@ fn h2load_calls(port: u16, calls: u64, dir: &Path) -> Option<u64> {
 fn print_limit(limit: u32, kinds: &[Kind], results: &[Vec<Run>]) {
     println!("\nupstream SETTINGS_MAX_CONCURRENT_STREAMS = {limit}\n");
     println!(
-        "| proxy | calls/s (per round) | × reference | CPU µs/call | p99 ms | failed | slowest 10 s / mean | upstream conns opened (peak open) |"
+        "| proxy | calls/s (per round) | × reference | CPU µs/call (user + kernel) | proxy core busy | p99 ms | failed | slowest 10 s / mean | upstream conns opened (peak open) |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|---|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---|");
     let med = |k: usize, f: fn(&Run) -> f64| median(results[k].iter().map(f).collect());
     // The reference: the better of nginx and HAProxy, or the baseline build.
     let reference: f64 = kinds
@@ -719,7 +725,7 @@ fn print_limit(limit: u32, kinds: &[Kind], results: &[Vec<Run>]) {
     for (k, kind) in kinds.iter().enumerate() {
         let runs = &results[k];
         if runs.is_empty() {
-            println!("| {} | — | | | | | | |", kind.name());
+            println!("| {} | — | | | | | | | |", kind.name());
             continue;
         }
         let per_round: Vec<String> = runs
@@ -736,13 +742,20 @@ fn print_limit(limit: u32, kinds: &[Kind], results: &[Vec<Run>]) {
             .iter()
             .map(|r| format!("{} ({})", r.upstream_conns, r.peak_upstream_conns))
             .collect();
+        let (cpu, user) = (
+            med(k, |r| r.cpu_us_per_call),
+            med(k, |r| r.user_us_per_call),
+        );
         println!(
-            "| {} | {:.0} ({}) | {} | {:.2} | {:.2} | {} | {:.2} | {} |",
+            "| {} | {:.0} ({}) | {} | {:.2} ({:.1} + {:.1}) | {:.0} % | {:.2} | {} | {:.2} | {} |",
             kind.name(),
             rate,
             per_round.join(", "),
             ratio,
-            med(k, |r| r.cpu_us_per_call),
+            cpu,
+            user,
+            cpu - user,
+            med(k, |r| r.busy) * 100.0,
             med(k, |r| r.p99_ms),
             runs.iter().map(|r| r.failed).sum::<u64>(),
             runs.iter()

@@ -64,13 +64,20 @@ impl Proc {
 
     /// utime + stime in seconds.
     pub fn cpu_seconds(&self) -> f64 {
+        let (user, sys) = self.cpu_split();
+        user + sys
+    }
+
+    /// utime and stime in seconds: the process's own code, and the kernel's on its behalf
+    /// (system calls, the network stack).
+    pub fn cpu_split(&self) -> (f64, f64) {
         let stat =
             std::fs::read_to_string(format!("/proc/{}/stat", self.pid())).unwrap_or_default();
         // Fields after the command name (which may hold spaces) start after the last ')'.
         let rest = stat.rsplit(')').next().unwrap_or("");
         let f: Vec<&str> = rest.split_whitespace().collect();
         let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-        (ticks(11) + ticks(12)) / 100.0
+        (ticks(11) / 100.0, ticks(12) / 100.0)
     }
 
     /// Peak resident set size, MiB.
