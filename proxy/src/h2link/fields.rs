@@ -33,7 +33,7 @@ pub fn header_map(fields: Fields, room: usize) -> Result<HeaderMap, &'static str
     let bytes = Bytes::from(bytes);
     for (name, value, never_indexed) in spans {
         let name = bytes.get(name).ok_or("a field outside its section")?;
-        let name = HeaderName::from_bytes(name).map_err(|_| "an unusable field name")?;
+        let name = name_of(name)?;
         if value.end > bytes.len() {
             return Err("a field outside its section");
         }
@@ -43,6 +43,28 @@ pub fn header_map(fields: Fields, room: usize) -> Result<HeaderMap, &'static str
         map.append(name, value);
     }
     Ok(map)
+}
+
+/// The names gRPC puts on most calls that `http` has no constant for, which `HeaderName`
+/// would otherwise copy into an allocation of their own each time.
+static GRPC_NAMES: [HeaderName; 6] = [
+    HeaderName::from_static("grpc-status"),
+    HeaderName::from_static("grpc-message"),
+    HeaderName::from_static("grpc-timeout"),
+    HeaderName::from_static("grpc-encoding"),
+    HeaderName::from_static("grpc-accept-encoding"),
+    HeaderName::from_static("grpc-status-details-bin"),
+];
+
+/// A field's name as a `HeaderName`: a gRPC name from `GRPC_NAMES` without a copy, any other
+/// as `http` makes it (its standard names cost no allocation either).
+fn name_of(name: &[u8]) -> Result<HeaderName, &'static str> {
+    if name.starts_with(b"grpc-") {
+        if let Some(known) = GRPC_NAMES.iter().find(|n| n.as_str().as_bytes() == name) {
+            return Ok(known.clone());
+        }
+    }
+    HeaderName::from_bytes(name).map_err(|_| "an unusable field name")
 }
 
 #[cfg(test)]
@@ -121,6 +143,28 @@ mod tests {
             .body(())
             .expect("response");
         assert_eq!(wire_fields(te.headers()).count(), 1);
+    }
+
+    #[test]
+    fn grpc_names_are_the_static_ones_and_others_are_made() {
+        let map = header_map(
+            fields(&[
+                ("grpc-status", "0", false),
+                ("grpc-message", "ok", false),
+                ("grpc-x", "1", false),
+                ("x-other", "2", false),
+            ]),
+            0,
+        )
+        .unwrap();
+        let names: Vec<_> = map.keys().map(|n| n.as_str()).collect();
+        assert_eq!(names, ["grpc-status", "grpc-message", "grpc-x", "x-other"]);
+        for static_name in &GRPC_NAMES {
+            let made = name_of(static_name.as_str().as_bytes()).unwrap();
+            // The same static octets, not a copy of them.
+            assert_eq!(made.as_str().as_ptr(), static_name.as_str().as_ptr());
+        }
+        assert!(name_of(b"grpc-\x00").is_err());
     }
 
     #[test]
