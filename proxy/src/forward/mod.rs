@@ -18,28 +18,59 @@ use http::header::{CONTENT_TYPE, HOST};
 use http::uri::{PathAndQuery, Scheme};
 use http::{HeaderValue, Request, Response, StatusCode, Uri, Version};
 use http_body::Body as _;
+use hyper::upgrade::OnUpgrade;
 
 use body::{PendingGrpc, RequestBody, ResponseBody, UpstreamBody};
 pub use headers::ADDED_FIELDS;
 pub use local::local_response;
 
 use crate::h1;
-use crate::pipeline::{self, ClientInfo, Exchange, Proxy, Transport, Undelivered};
+use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
 use crate::stats::{grpc_status_is_fault, UpstreamError};
+use crate::table::RouteTable;
 use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError};
 
 static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
-/// Serves one request through the phases; the answer is the upstream's or weir's own.
-pub async fn handle(
+/// Serves one request through the phases; the answer is the upstream's or weir's own. Takes
+/// its connection's state itself rather than a borrow of it, so that no wrapping future is
+/// needed to hold it (each would hold the request a second time).
+pub async fn handle(state: ConnState, req: Request<Received>) -> Response<ResponseBody> {
+    let (proxy, client) = (&*state.0, &state.1);
+    let table = proxy.table().load();
+    let (mut exchange, mut leg, client_upgrade) = match prepare(proxy, &table, req, client) {
+        Prepared::Forward(exchange, leg, client_upgrade) => (exchange, leg, client_upgrade),
+        Prepared::Answered(answer) => return answer,
+    };
+
+    // Connect, send — within the route's deadline — then record and respond.
+    let mut resp = match pipeline::forward(&mut exchange, &mut leg).await {
+        Ok((resp, release)) => respond(resp, release, &exchange),
+        Err(failure) => {
+            let (status, cause) = failure.answer(&exchange);
+            return local_response(status, &cause);
+        }
+    };
+    if let Some(client_upgrade) = client_upgrade {
+        upgrade::tunnel(client_upgrade, &mut resp);
+    }
+    resp
+}
+
+/// The phases before the first wait — match, choose, rewrite, mirror — or weir's own answer.
+/// A plain function, not part of `handle`'s future: the request's parts, moved from one local
+/// to the next here, would each keep room in that future for the request's whole life (it
+/// was 3,192 bytes, a quarter of it these locals), and every request's future is copied into
+/// its task.
+fn prepare<'t>(
     proxy: &Proxy,
+    table: &'t RouteTable,
     mut req: Request<Received>,
     client: &ClientInfo,
-) -> Response<ResponseBody> {
+) -> Prepared<'t> {
     if let Some(cause) = http2_host_conflict(&req) {
-        return local_response(StatusCode::BAD_REQUEST, cause);
+        return Prepared::Answered(local_response(StatusCode::BAD_REQUEST, cause));
     }
-    let table = proxy.table().load();
     // A clone of the Host value shares its bytes: no copy on the common path.
     let host = host_of(&req);
 
@@ -50,15 +81,18 @@ pub async fn handle(
         .map_or(b"/".as_slice(), |p| p.as_str().as_bytes());
     let host_bytes = host.as_ref().map(HeaderValue::as_bytes);
     let method = req.method().as_str().as_bytes();
-    let Some(route) = pipeline::match_route(&table, host_bytes, method, target, req.headers())
+    let Some(route) = pipeline::match_route(table, host_bytes, method, target, req.headers())
     else {
-        return local_response(StatusCode::NOT_FOUND, "no route matches this request");
+        return Prepared::Answered(local_response(
+            StatusCode::NOT_FOUND,
+            "no route matches this request",
+        ));
     };
 
     // Choose.
-    let Some(mut exchange) = Exchange::choose(route, req.headers()) else {
+    let Some(exchange) = Exchange::choose(route, req.headers()) else {
         let (status, cause) = pipeline::NO_WEIGHT;
-        return local_response(status, cause);
+        return Prepared::Answered(local_response(status, cause));
     };
 
     // Rewrite for the upstream leg.
@@ -94,8 +128,7 @@ pub async fn handle(
         _ => RequestBody::Client(incoming),
     };
 
-    // Connect, send — within the route's deadline — then record and respond.
-    let mut leg = HyperLeg {
+    let leg = HyperLeg {
         req: Some(Request::from_parts(parts, body)),
         again,
         wants_trailers,
@@ -105,17 +138,15 @@ pub async fn handle(
         // as what it is, a 503 for want of a stream, rather than a 504.
         wait_until: route.timeout.map(|limit| Instant::now() + limit),
     };
-    let mut resp = match pipeline::forward(&mut exchange, &mut leg).await {
-        Ok((resp, release)) => respond(resp, release, &exchange),
-        Err(failure) => {
-            let (status, cause) = failure.answer(&exchange);
-            return local_response(status, &cause);
-        }
-    };
-    if let Some(client_upgrade) = client_upgrade {
-        upgrade::tunnel(client_upgrade, &mut resp);
-    }
-    resp
+    Prepared::Forward(exchange, leg, client_upgrade)
+}
+
+/// What the phases before the first wait came to.
+enum Prepared<'t> {
+    /// To an upstream: the request's context, its leg, and the client's side of an upgrade.
+    Forward(Exchange<'t>, HyperLeg, Option<OnUpgrade>),
+    /// Weir's own answer (no route, no weight, a malformed host).
+    Answered(Response<ResponseBody>),
 }
 
 /// The request on its way through hyper's client: taken by a send, given back when the

@@ -489,8 +489,7 @@ impl Started {
         let (member, listening, state) = self.parts(tls);
         let start = move |req, stream| {
             let state = state.clone();
-            let handler =
-                move |req| async move { crate::forward::handle(&state.0, req, &state.1).await };
+            let handler = move |req| crate::forward::handle(state, req);
             super::h2::serve(handler, req, stream)
         };
         member.watch(H2Connection::new(
@@ -529,7 +528,7 @@ where
                 }));
             }
             let req = req.map(Received::Http1);
-            let resp = crate::forward::handle(&state.0, req, &state.1).await;
+            let resp = crate::forward::handle(state, req).await;
             // A switched protocol is a tunnel now: no more request heads.
             let next_head = (resp.status() != StatusCode::SWITCHING_PROTOCOLS)
                 .then_some((deadline, head_timeout));
