@@ -79,6 +79,7 @@ mod tests {
                 name: name.as_bytes(),
                 value: value.as_bytes(),
                 never_indexed: *never_indexed,
+                memo: None,
             });
         }
         fields

@@ -66,6 +66,7 @@ impl Fields {
                     name,
                     value,
                     never_indexed,
+                    memo: None,
                 }
             })
     }
@@ -123,6 +124,7 @@ mod tests {
             name,
             value,
             never_indexed,
+            memo: None,
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::super::common::Fields;
 use super::super::frame::ErrorCode;
+use super::super::hpack::Field;
 use super::super::message::{RequestCheck, ResponseCheck, TrailerCheck};
 
 /// A field block's frame: its stream, what it is for and what its HEADERS frame said. While
@@ -29,18 +30,18 @@ pub enum Target {
 
 /// A head's check as the decoder feeds it: refusals are latched and read at `finish`.
 pub trait HeadCheck {
-    fn check(&mut self, name: &[u8], value: &[u8]);
+    fn check(&mut self, field: Field<'_>);
 }
 
 impl HeadCheck for ResponseCheck {
-    fn check(&mut self, name: &[u8], value: &[u8]) {
-        let _ = self.field(name, value);
+    fn check(&mut self, field: Field<'_>) {
+        let _ = self.decoded(field);
     }
 }
 
 impl HeadCheck for RequestCheck {
-    fn check(&mut self, name: &[u8], value: &[u8]) {
-        let _ = self.field(name, value);
+    fn check(&mut self, field: Field<'_>) {
+        let _ = self.decoded(field);
     }
 }
 

@@ -100,13 +100,13 @@ impl<R: Role> Conn<R> {
             .decoder
             .decode(block, limit, |field| match &mut section {
                 Section::Head(check) => {
-                    check.check(field.name, field.value);
+                    check.check(field);
                     if !field.name.starts_with(b":") {
                         fields.push(field);
                     }
                 }
                 Section::Trailers(check) => {
-                    let _ = check.field(field.name, field.value);
+                    let _ = check.decoded(field);
                     fields.push(field);
                 }
                 Section::Drop => {}

@@ -1,6 +1,6 @@
 //! The HPACK decoder: header blocks to fields (RFC 7541 §3, §6).
 
-use super::table::{Table, OVERHEAD};
+use super::table::{Memo, Table, OVERHEAD};
 use super::{huffman, integer, static_table, Error};
 
 /// One decoded field, borrowed from the block, the tables or the decoder's scratch space until
@@ -11,6 +11,9 @@ pub struct Field<'a> {
     pub value: &'a [u8],
     /// Sent as "never indexed" (§6.2.3): a proxy passes it on the same way (§7.1.3).
     pub never_indexed: bool,
+    /// The dynamic table entry's memo when the field was sent by its index in that table: the
+    /// same name and value as every other time the entry is sent.
+    pub memo: Option<&'a Memo>,
 }
 
 /// One connection's decoder: its dynamic table lives as long as the connection.
@@ -110,12 +113,7 @@ impl Decoder {
                 // Indexed field (§6.1).
                 let (index, n) = integer::decode(rest, 7)?;
                 pos += n;
-                let (name, value) = entry(table, index)?;
-                hand(Field {
-                    name,
-                    value,
-                    never_indexed: false,
-                });
+                hand(entry(table, index)?);
                 continue;
             }
             // A literal (§6.2): with incremental indexing (01), never indexed (0001) or
@@ -133,7 +131,7 @@ impl Decoder {
                 name
             } else {
                 // Copied: the field may enter the table this name lives in, and push it out.
-                let (name, _) = entry(table, index)?;
+                let name = entry(table, index)?.name;
                 name_buf.clear();
                 name_buf.extend_from_slice(name);
                 &name_buf[..]
@@ -143,6 +141,7 @@ impl Decoder {
                 name,
                 value,
                 never_indexed,
+                memo: None,
             });
             if indexing {
                 table.insert(name, value);
@@ -155,16 +154,24 @@ impl Decoder {
     }
 }
 
-/// The field at `index` of the static table (1–61) or the dynamic one (62 on, newest first).
-fn entry(table: &Table, index: usize) -> Result<(&[u8], &[u8]), Error> {
+/// The field at `index` of the static table (1–61) or the dynamic one (62 on, newest first),
+/// with the dynamic entry's memo.
+fn entry(table: &Table, index: usize) -> Result<Field<'_>, Error> {
     if index == 0 {
         return Err(Error::Compression("index 0"));
     }
-    if let Some(field) = static_table::get(index) {
-        return Ok(field);
+    let field = |name, value, memo| Field {
+        name,
+        value,
+        never_indexed: false,
+        memo,
+    };
+    if let Some((name, value)) = static_table::get(index) {
+        return Ok(field(name, value, None));
     }
     table
         .get(index - static_table::STATIC.len() - 1)
+        .map(|(name, value, memo)| field(name, value, Some(memo)))
         .ok_or(Error::Compression(
             "an index past the end of the dynamic table",
         ))

@@ -24,6 +24,7 @@ use std::fmt;
 
 pub use decode::{Decoder, Field};
 pub use encode::Encoder;
+pub use table::Memo;
 
 /// Why a header block was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]

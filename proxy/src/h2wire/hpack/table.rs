@@ -1,6 +1,7 @@
 //! A decoder's dynamic table (RFC 7541 §2.3.2, §4): the fields the peer's encoder chose to
 //! index, newest first, bounded in size.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 /// What an entry counts for (§4.1): its name and value and 32 bytes of assumed overhead.
@@ -10,6 +11,23 @@ struct Entry {
     /// Name then value, one allocation.
     bytes: Box<[u8]>,
     name_len: usize,
+    memo: Memo,
+}
+
+/// A word the decoder's owner may keep with a dynamic table entry: what it concluded of the
+/// entry's name and value, which never change while the entry lives, so that a field sent by
+/// index again and again is judged once (`message::rules::remembered`). Zero until set.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Memo(Cell<u16>);
+
+impl Memo {
+    pub fn get(&self) -> u16 {
+        self.0.get()
+    }
+
+    pub fn set(&self, value: u16) {
+        self.0.set(value);
+    }
 }
 
 impl Entry {
@@ -35,10 +53,12 @@ impl Table {
         }
     }
 
-    /// The entry `index` places from the newest (0 is the newest).
-    pub fn get(&self, index: usize) -> Option<(&[u8], &[u8])> {
+    /// The entry `index` places from the newest (0 is the newest): its name, its value and
+    /// its memo.
+    pub fn get(&self, index: usize) -> Option<(&[u8], &[u8], &Memo)> {
         let entry = self.entries.get(index)?;
-        Some(entry.bytes.split_at(entry.name_len))
+        let (name, value) = entry.bytes.split_at(entry.name_len);
+        Some((name, value, &entry.memo))
     }
 
     #[cfg(test)]
@@ -71,6 +91,7 @@ impl Table {
         self.entries.push_front(Entry {
             bytes: bytes.into_boxed_slice(),
             name_len: name.len(),
+            memo: Memo::default(),
         });
         self.size += size;
     }
@@ -103,14 +124,27 @@ mod tests {
         let mut t = Table::new(100);
         t.insert(b"a", b"1"); // 34
         t.insert(b"bb", b"22"); // 36
-        assert_eq!(t.get(0), Some((&b"bb"[..], &b"22"[..])));
-        assert_eq!(t.get(1), Some((&b"a"[..], &b"1"[..])));
+        let field = |t: &Table, i| t.get(i).map(|(n, v, _)| (n.to_vec(), v.to_vec()));
+        assert_eq!(field(&t, 0), Some((b"bb".to_vec(), b"22".to_vec())));
+        assert_eq!(field(&t, 1), Some((b"a".to_vec(), b"1".to_vec())));
         assert_eq!(t.size(), 70);
         t.insert(b"c", b"333"); // 36: 106 > 100, so "a" goes
         assert_eq!(t.len(), 2);
         assert_eq!(t.size(), 72);
-        assert_eq!(t.get(1), Some((&b"bb"[..], &b"22"[..])));
-        assert_eq!(t.get(2), None);
+        assert_eq!(field(&t, 1), Some((b"bb".to_vec(), b"22".to_vec())));
+        assert_eq!(field(&t, 2), None);
+    }
+
+    #[test]
+    fn a_memo_stays_with_its_entry_and_a_new_entry_starts_without_one() {
+        let mut t = Table::new(200);
+        t.insert(b"a", b"1");
+        if let Some((_, _, memo)) = t.get(0) {
+            memo.set(7);
+        }
+        t.insert(b"b", b"2");
+        assert_eq!(t.get(1).map(|(n, _, m)| (n, m.get())), Some((&b"a"[..], 7)));
+        assert_eq!(t.get(0).map(|(_, _, m)| m.get()), Some(0));
     }
 
     #[test]
@@ -130,7 +164,7 @@ mod tests {
         assert_eq!(t.size(), 170);
         t.set_max(100);
         assert_eq!((t.len(), t.size()), (2, 68));
-        assert_eq!(t.get(0).unwrap().0, b"e");
+        assert_eq!(t.get(0).map(|(n, _, _)| n), Some(&b"e"[..]));
         t.set_max(0);
         assert_eq!((t.len(), t.size(), t.max()), (0, 0, 0));
     }

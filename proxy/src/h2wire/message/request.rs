@@ -2,6 +2,7 @@
 
 use std::ops::Range;
 
+use super::super::hpack::Field;
 use super::malformed::{Malformed, Pseudo};
 use super::rules::{self, Name};
 use super::target::{
@@ -77,10 +78,21 @@ impl RequestCheck {
 
     /// One field, in the order it came.
     pub fn field(&mut self, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
+        self.decoded(Field {
+            name,
+            value,
+            never_indexed: false,
+            memo: None,
+        })
+    }
+
+    /// One field as HPACK handed it over: one sent by its dynamic table index is held to the
+    /// common rules once for that entry (`rules::remembered`).
+    pub fn decoded(&mut self, field: Field<'_>) -> Result<(), Malformed> {
         if let Some(first) = self.failed {
             return Err(first);
         }
-        self.check(name, value)
+        self.check(field)
             .inspect_err(|&refusal| self.failed = Some(refusal))
     }
 
@@ -130,8 +142,9 @@ impl RequestCheck {
         Ok(head)
     }
 
-    fn check(&mut self, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
-        match rules::field(name, value)? {
+    fn check(&mut self, field: Field<'_>) -> Result<(), Malformed> {
+        let value = field.value;
+        match rules::remembered(field.name, value, field.memo)? {
             Name::Pseudo(pseudo) => self.pseudo(pseudo, value),
             Name::Regular(kind) => self.regular(kind, value),
         }

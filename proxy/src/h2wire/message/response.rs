@@ -1,5 +1,6 @@
 //! A response's header section, field by field (RFC 9113 §8.3.2).
 
+use super::super::hpack::Field;
 use super::malformed::{Malformed, Pseudo};
 use super::rules::{self, Name};
 use crate::field::Kind;
@@ -33,10 +34,20 @@ impl ResponseCheck {
 
     /// One field, in the order it came.
     pub fn field(&mut self, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
+        self.decoded(Field {
+            name,
+            value,
+            never_indexed: false,
+            memo: None,
+        })
+    }
+
+    /// One field as HPACK handed it over (see `RequestCheck::decoded`).
+    pub fn decoded(&mut self, field: Field<'_>) -> Result<(), Malformed> {
         if let Some(first) = self.failed {
             return Err(first);
         }
-        self.check(name, value)
+        self.check(field)
             .inspect_err(|&refusal| self.failed = Some(refusal))
     }
 
@@ -51,8 +62,9 @@ impl ResponseCheck {
         })
     }
 
-    fn check(&mut self, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
-        match rules::field(name, value)? {
+    fn check(&mut self, field: Field<'_>) -> Result<(), Malformed> {
+        let value = field.value;
+        match rules::remembered(field.name, value, field.memo)? {
             Name::Pseudo(_) if self.regular => Err(Malformed::PseudoAfterRegular),
             Name::Pseudo(Pseudo::Status) => {
                 if self.status.is_some() {

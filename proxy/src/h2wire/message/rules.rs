@@ -2,6 +2,7 @@
 //! no connection-specific field, TE only `trailers`; and the two value syntaxes the checkers
 //! share, tokens and Content-Length.
 
+use super::super::hpack::Memo;
 use super::malformed::{ConnectionField, Malformed, Pseudo};
 use crate::field::Kind;
 use crate::framing::parse_length;
@@ -12,6 +13,72 @@ pub(super) enum Name {
     Pseudo(Pseudo),
     /// A regular field, classified as the rest of weir classifies it.
     Regular(Kind),
+}
+
+/// `field`, judged once for each dynamic table entry: a field sent by its index in the HPACK
+/// table has the same name and value every time, so the entry's `memo` keeps what `field` made
+/// of it (a refusal is not kept: it is judged again, and the request refused again). Most
+/// fields of a connection's later requests come this way: judging each anew was 7 % of the
+/// instructions of a gRPC call (benches/README.md, session 21).
+pub(super) fn remembered(
+    name: &[u8],
+    value: &[u8],
+    memo: Option<&Memo>,
+) -> Result<Name, Malformed> {
+    if let Some(known) = memo.and_then(|m| Name::from_memo(m.get())) {
+        return Ok(known);
+    }
+    let judged = field(name, value)?;
+    if let (Some(memo), Some(word)) = (memo, judged.to_memo()) {
+        memo.set(word);
+    }
+    Ok(judged)
+}
+
+/// Every pseudo-header and every kind of field, in the order their memo words number them.
+const PSEUDOS: [Pseudo; 6] = [
+    Pseudo::Method,
+    Pseudo::Scheme,
+    Pseudo::Authority,
+    Pseudo::Path,
+    Pseudo::Protocol,
+    Pseudo::Status,
+];
+const KINDS: [Kind; 13] = [
+    Kind::Host,
+    Kind::ContentLength,
+    Kind::TransferEncoding,
+    Kind::Connection,
+    Kind::Te,
+    Kind::HopByHop,
+    Kind::Upgrade,
+    Kind::Expect,
+    Kind::ContentType,
+    Kind::ForwardedFor,
+    Kind::ForwardedProto,
+    Kind::ForwardedHost,
+    Kind::Other,
+];
+
+impl Name {
+    /// As a memo word: the high byte says pseudo-header (1) or regular field (2), the low one
+    /// which; never 0, the word of an entry not judged yet. None for a name not numbered above.
+    fn to_memo(self) -> Option<u16> {
+        let (class, index) = match self {
+            Name::Pseudo(p) => (1, PSEUDOS.iter().position(|&q| q == p)?),
+            Name::Regular(k) => (2, KINDS.iter().position(|&j| j == k)?),
+        };
+        Some(class << 8 | u16::try_from(index).ok()?)
+    }
+
+    fn from_memo(word: u16) -> Option<Name> {
+        let index = usize::from(word & 0xff);
+        match word >> 8 {
+            1 => PSEUDOS.get(index).copied().map(Name::Pseudo),
+            2 => KINDS.get(index).copied().map(Name::Regular),
+            _ => None,
+        }
+    }
 }
 
 /// The rules every field is held to, whatever the message.

@@ -1,6 +1,7 @@
 //! A trailer section's fields (RFC 9113 §8.1): a request's or a response's, held to the
 //! common field rules and carrying no pseudo-header at all.
 
+use super::super::hpack::Field;
 use super::malformed::Malformed;
 use super::rules::{self, Name};
 
@@ -18,10 +19,20 @@ impl TrailerCheck {
 
     /// One field, in the order it came.
     pub fn field(&mut self, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
+        self.decoded(Field {
+            name,
+            value,
+            never_indexed: false,
+            memo: None,
+        })
+    }
+
+    /// One field as HPACK handed it over (see `RequestCheck::decoded`).
+    pub fn decoded(&mut self, field: Field<'_>) -> Result<(), Malformed> {
         if let Some(first) = self.failed {
             return Err(first);
         }
-        let checked = match rules::field(name, value) {
+        let checked = match rules::remembered(field.name, field.value, field.memo) {
             Ok(Name::Pseudo(_)) => Err(Malformed::PseudoInTrailers),
             Ok(Name::Regular(_)) => Ok(()),
             Err(refusal) => Err(refusal),

@@ -36,7 +36,7 @@ fn fields(list: &[(&str, &str)]) -> Owned {
 fn table(d: &Decoder) -> Vec<(String, String)> {
     (0..d.table.len())
         .map(|i| {
-            let (n, v) = d.table.get(i).unwrap();
+            let (n, v, _) = d.table.get(i).unwrap();
             (
                 String::from_utf8(n.to_vec()).unwrap(),
                 String::from_utf8(v.to_vec()).unwrap(),

@@ -130,3 +130,50 @@ fn tokens() {
         assert!(!is_token(bad), "{bad:?}");
     }
 }
+
+#[test]
+fn every_name_survives_its_memo_word_and_zero_is_none() {
+    for pseudo in PSEUDOS {
+        let word = Name::Pseudo(pseudo).to_memo().expect("numbered");
+        assert_ne!(word, 0);
+        assert_eq!(Name::from_memo(word), Some(Name::Pseudo(pseudo)));
+    }
+    for kind in KINDS {
+        let word = Name::Regular(kind).to_memo().expect("numbered");
+        assert_ne!(word, 0);
+        assert_eq!(Name::from_memo(word), Some(Name::Regular(kind)));
+    }
+    assert_eq!(Name::from_memo(0), None);
+    assert_eq!(Name::from_memo(3 << 8), None);
+    assert_eq!(Name::from_memo(1 << 8 | 200), None);
+}
+
+#[test]
+fn an_entry_is_judged_once_and_a_refusal_is_not_remembered() {
+    let memo = Memo::default();
+    assert_eq!(
+        remembered(b"content-type", b"text/plain", Some(&memo)),
+        Ok(Name::Regular(Kind::ContentType))
+    );
+    let word = memo.get();
+    assert_ne!(word, 0, "the judgement is kept");
+    // What the memo says is believed without looking at the field again: an entry's name
+    // and value never change, so the memo is all there is to know.
+    memo.set(Name::Pseudo(Pseudo::Status).to_memo().expect("numbered"));
+    assert_eq!(
+        remembered(b"content-type", b"text/plain", Some(&memo)),
+        Ok(Name::Pseudo(Pseudo::Status))
+    );
+    // A refusal leaves the memo as it was, so the next use judges again.
+    let refused = Memo::default();
+    assert_eq!(
+        remembered(b"connection", b"close", Some(&refused)),
+        Err(Malformed::ConnectionSpecific(ConnectionField::Connection))
+    );
+    assert_eq!(refused.get(), 0);
+    // Without a memo (a literal field) every call judges.
+    assert_eq!(
+        remembered(b"te", b"gzip", None),
+        Err(Malformed::TeNotTrailers)
+    );
+}

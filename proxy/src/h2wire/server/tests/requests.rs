@@ -273,3 +273,57 @@ fn trailers_without_end_stream_or_with_pseudo_headers_reset_the_stream() {
     assert_eq!(reset_events(&events), [(1, p, true), (3, p, true)]);
     assert_eq!(conn.active_streams(), 0);
 }
+
+/// Appends a literal field with incremental indexing and a new name (RFC 7541 §6.2.1): it
+/// enters the dynamic table as index 62, the others moving up one.
+fn literal_indexed(block: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    block.push(0x40);
+    for s in [name, value] {
+        block.push(u8::try_from(s.len()).expect("a short string"));
+        block.extend_from_slice(s);
+    }
+}
+
+#[test]
+fn a_field_sent_by_table_index_is_judged_each_time_it_is_refused() {
+    let (mut conn, mut client) = ready(Config::default());
+    let pseudo = [
+        (":method", "GET"),
+        (":scheme", "https"),
+        (":path", "/p"),
+        (":authority", "weir.example"),
+    ];
+    let end = flag::END_HEADERS | flag::END_STREAM;
+    // The client's encoder opens its first block by setting its table to 0; that block is
+    // not sent, so the server's table keeps its 4,096 octets.
+    let _ = client.block(&[]);
+    // 1: `x-fine: yes` enters the table (62); 3: sent by its index, judged from the entry.
+    let mut block = client.block(&pseudo);
+    literal_indexed(&mut block, b"x-fine", b"yes");
+    client.frame(Kind::Headers, end, 1, &block);
+    let mut block = client.block(&pseudo);
+    block.push(0x80 | 62);
+    client.frame(Kind::Headers, end, 3, &block);
+    // 5: `connection: close` enters the table (62; x-fine is 63) and is refused; 7 sends it by
+    // index and is refused again: a refusal is not what an entry remembers.
+    let mut block = client.block(&pseudo);
+    literal_indexed(&mut block, b"connection", b"close");
+    client.frame(Kind::Headers, end, 5, &block);
+    let mut block = client.block(&pseudo);
+    block.push(0x80 | 62);
+    client.frame(Kind::Headers, end, 7, &block);
+    // 9: x-fine by its new index, still good.
+    let mut block = client.block(&pseudo);
+    block.push(0x80 | 63);
+    client.frame(Kind::Headers, end, 9, &block);
+    let events = client.send(&mut conn).unwrap();
+    assert_eq!(requests(&events), [1, 3, 9]);
+    let p = ErrorCode::PROTOCOL_ERROR;
+    assert_eq!(reset_events(&events), [(5, p, true), (7, p, true)]);
+    for event in &events {
+        if let Event::Request { fields, .. } = event {
+            assert_eq!(fields.get(b"x-fine"), Some(&b"yes"[..]));
+            assert_eq!(fields.len(), 1);
+        }
+    }
+}
