@@ -30,9 +30,21 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// `name` in any case, as it came on the wire or as a (lower-case) `HeaderName`.
+    /// `name` in any case, as it came on an HTTP/1 wire.
     pub fn of(name: &[u8]) -> Kind {
-        let is = |known: &str| name.eq_ignore_ascii_case(known.as_bytes());
+        Kind::by(name, <[u8]>::eq_ignore_ascii_case)
+    }
+
+    /// `name` known to be lower case, as HTTP/2 sends names (once checked) and `HeaderName`
+    /// holds them: compared as it is, which costs a fraction of a comparison in any case.
+    pub fn of_lower(name: &[u8]) -> Kind {
+        Kind::by(name, |a, b| a == b)
+    }
+
+    /// The one table both read, with their comparison.
+    #[inline(always)]
+    fn by(name: &[u8], same: impl Fn(&[u8], &[u8]) -> bool) -> Kind {
+        let is = |known: &str| same(name, known.as_bytes());
         // Length first: most fields are rejected by one comparison of integers.
         match name.len() {
             2 if is("te") => Kind::Te,
@@ -116,6 +128,27 @@ mod tests {
         assert_eq!(Kind::of(b"proxy-CONNECTION"), Kind::HopByHop);
         assert_eq!(Kind::of(b"X-Forwarded-For"), Kind::ForwardedFor);
         assert_eq!(Kind::of(b"x-forwarded-fox"), Kind::Other);
+        for name in [
+            "te",
+            "host",
+            "expect",
+            "upgrade",
+            "connection",
+            "keep-alive",
+            "content-type",
+            "content-length",
+            "http2-settings",
+            "x-forwarded-for",
+            "x-forwarded-host",
+            "proxy-connection",
+            "x-forwarded-proto",
+            "transfer-encoding",
+            "x-other",
+        ] {
+            let upper = name.to_ascii_uppercase();
+            assert_eq!(Kind::of_lower(name.as_bytes()), Kind::of(upper.as_bytes()));
+        }
+        assert_eq!(Kind::of_lower(b"Host"), Kind::Other, "lower case only");
         assert!(Kind::Upgrade.is_hop_by_hop());
         assert!(!Kind::Host.is_hop_by_hop());
     }

@@ -33,7 +33,7 @@ impl HopByHop {
     fn scan(headers: &HeaderMap) -> Self {
         let mut found = HopByHop::default();
         for (name, value) in headers {
-            match Kind::of(name.as_str().as_bytes()) {
+            match Kind::of_lower(name.as_str().as_bytes()) {
                 Kind::Connection => {
                     found.connection = true;
                     found.connection_names_fields |=

@@ -111,7 +111,8 @@ fn classify(name: &[u8]) -> Result<Name, Malformed> {
             });
         }
     }
-    Ok(Name::Regular(Kind::of(name)))
+    // Lower case by the loop above.
+    Ok(Name::Regular(Kind::of_lower(name)))
 }
 
 /// §8.2.1 forbids NUL, CR and LF anywhere, and SP or HTAB first or last. The other control
@@ -135,8 +136,9 @@ fn check_value(value: &[u8]) -> Result<(), Malformed> {
 
 /// Whether HTTP/2 forbids the field (§8.2.2): what this side refuses to receive, a sender
 /// leaves out of what it sends (an HTTP/1 upstream's `connection` says nothing about this hop).
+/// `name` in lower case, as a `HeaderName` holds it.
 pub fn is_connection_specific(name: &[u8], value: &[u8]) -> bool {
-    connection_specific(Kind::of(name), name, value).is_err()
+    connection_specific(Kind::of_lower(name), name, value).is_err()
 }
 
 /// §8.2.2: HTTP/2 has no connection-level fields, and TE may only say `trailers`.
