@@ -16,6 +16,19 @@ pub struct Field<'a> {
     pub memo: Option<&'a Memo>,
 }
 
+impl<'a> Field<'a> {
+    /// A field as given, not from a dynamic table entry (no memo) and not never-indexed: what
+    /// a caller that holds a name and a value checks.
+    pub fn plain(name: &'a [u8], value: &'a [u8]) -> Self {
+        Field {
+            name,
+            value,
+            never_indexed: false,
+            memo: None,
+        }
+    }
+}
+
 /// One connection's decoder: its dynamic table lives as long as the connection.
 pub struct Decoder {
     table: Table,

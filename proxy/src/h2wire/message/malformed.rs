@@ -78,6 +78,16 @@ pub enum Pseudo {
 }
 
 impl Pseudo {
+    /// Every pseudo-header.
+    pub const ALL: [Pseudo; 6] = [
+        Pseudo::Method,
+        Pseudo::Scheme,
+        Pseudo::Authority,
+        Pseudo::Path,
+        Pseudo::Protocol,
+        Pseudo::Status,
+    ];
+
     /// `name` if it is one of them, as it must be sent: lower case, with its colon.
     pub fn of(name: &[u8]) -> Option<Pseudo> {
         Some(match name {

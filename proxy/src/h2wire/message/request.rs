@@ -78,12 +78,7 @@ impl RequestCheck {
 
     /// One field, in the order it came.
     pub fn field(&mut self, name: &[u8], value: &[u8]) -> Result<(), Malformed> {
-        self.decoded(Field {
-            name,
-            value,
-            never_indexed: false,
-            memo: None,
-        })
+        self.decoded(Field::plain(name, value))
     }
 
     /// One field as HPACK handed it over: one sent by its dynamic table index is held to the

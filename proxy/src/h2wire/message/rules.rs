@@ -36,14 +36,7 @@ pub(super) fn remembered(
 }
 
 /// Every pseudo-header and every kind of field, in the order their memo words number them.
-const PSEUDOS: [Pseudo; 6] = [
-    Pseudo::Method,
-    Pseudo::Scheme,
-    Pseudo::Authority,
-    Pseudo::Path,
-    Pseudo::Protocol,
-    Pseudo::Status,
-];
+const PSEUDOS: [Pseudo; 6] = Pseudo::ALL;
 const KINDS: [Kind; 13] = [
     Kind::Host,
     Kind::ContentLength,

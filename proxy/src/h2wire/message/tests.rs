@@ -138,14 +138,7 @@ fn every_reason_is_its_own() {
     ] {
         all.push(Malformed::ConnectionSpecific(c));
     }
-    for p in [
-        Pseudo::Method,
-        Pseudo::Scheme,
-        Pseudo::Authority,
-        Pseudo::Path,
-        Pseudo::Protocol,
-        Pseudo::Status,
-    ] {
+    for p in Pseudo::ALL {
         all.push(Malformed::RepeatedPseudo(p));
     }
     let mut reasons: Vec<&str> = all.iter().map(|m| m.reason()).collect();
