@@ -147,6 +147,15 @@ mod tests {
     }
 
     #[test]
+    fn a_map_has_room_for_the_fields_the_pipeline_adds() {
+        let three = || fields(&[("a", "1", false), ("b", "2", false), ("c", "3", false)]);
+        let map = header_map(three(), crate::forward::ADDED_FIELDS).unwrap();
+        assert!(map.capacity() >= map.len() + crate::forward::ADDED_FIELDS);
+        // Without the room a three-field map is full as built.
+        assert!(header_map(three(), 0).unwrap().capacity() < 3 + crate::forward::ADDED_FIELDS);
+    }
+
+    #[test]
     fn grpc_names_are_the_static_ones_and_others_are_made() {
         let map = header_map(
             fields(&[

@@ -99,3 +99,30 @@ impl SectionSizes {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_section_gets_the_last_of_its_kind_s_room_capped_and_never_less_than_its_block() {
+        let mut sizes = SectionSizes::default();
+        assert_eq!(
+            sizes.room(Target::Head, 10),
+            (10, 0),
+            "the block, before any section"
+        );
+        sizes.remember(Target::Head, (300, 8));
+        sizes.remember(Target::Trailers, (20, 2));
+        assert_eq!(sizes.room(Target::Head, 10), (300, 8));
+        assert_eq!(sizes.room(Target::Trailers, 10), (20, 2));
+        assert_eq!(sizes.room(Target::Head, 500), (500, 8));
+        assert_eq!(
+            sizes.room(Target::Drop, 500),
+            (0, 0),
+            "a dropped block keeps nothing"
+        );
+        sizes.remember(Target::Head, (100_000, 1_000));
+        assert_eq!(sizes.room(Target::Head, 10), MOST_ROOM);
+    }
+}
