@@ -3,7 +3,6 @@
 //! response. Values are slices of the section's one buffer, not a copy each (one allocation
 //! a section, where copying took one a field).
 
-use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::HeaderMap;
 
@@ -30,7 +29,6 @@ pub fn header_map(fields: Fields, room: usize) -> Result<HeaderMap, &'static str
         return Ok(map);
     }
     let (bytes, spans) = fields.into_spans();
-    let bytes = Bytes::from(bytes);
     for (name, value, never_indexed) in spans {
         let name = bytes.get(name).ok_or("a field outside its section")?;
         let name = name_of(name)?;

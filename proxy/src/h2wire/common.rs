@@ -4,6 +4,8 @@
 use std::fmt;
 use std::ops::Range;
 
+use bytes::{Bytes, BytesMut};
+
 use super::frame::ErrorCode;
 use super::hpack::Field;
 
@@ -11,25 +13,52 @@ use super::hpack::Field;
 /// the response's head carries them), in the order they came.
 ///
 /// Kept as one buffer of names and values and one list of where each ends: two allocations a
-/// section rather than two a field, as a `Vec<(Bytes, Bytes)>` would take. Zero-copy `Bytes`
-/// would buy nothing here: HPACK hands fields over from its table and Huffman scratch, so each
-/// is copied once whatever holds it.
+/// section at most, rather than two a field as a `Vec<(Bytes, Bytes)>` would take. HPACK hands
+/// fields over from its table and Huffman scratch, so each is copied once whatever holds it;
+/// a connection copies them into the spare room of one buffer shared by its sections
+/// (`in_arena`), so most sections take no allocation for their octets at all.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Fields {
-    bytes: Vec<u8>,
+    bytes: BytesMut,
     /// Per field: where its name ends and where its value ends in `bytes` (its name starts
     /// where the field before it ends), and whether it was sent never-indexed (§7.1.3 of
     /// RFC 7541: a proxy passes that on).
     ends: Vec<(usize, usize, bool)>,
 }
 
+/// The size of a connection's shared section buffer when it needs a new one: room for a
+/// dozen usual heads (a gRPC request's fields are some 200 octets), so that one allocation
+/// serves many sections. A section larger than this gets a buffer of its own size.
+pub(crate) const ARENA: usize = 4_096;
+
 impl Fields {
-    /// Room for `octets` of names and values and `fields` fields.
-    pub(crate) fn with_capacity(octets: usize, fields: usize) -> Fields {
+    /// A section whose octets go into `arena`'s spare room (at least `octets` of it, a new
+    /// `ARENA`-sized buffer when there is not that much), with room for `fields` fields. Hand
+    /// the room it did not use back with `rest_of_arena` once the section is whole.
+    ///
+    /// Why: the section's `Bytes` (`into_spans`) and every header value sliced from them share
+    /// the arena's buffer, which is freed when the last of them goes, or reused when the
+    /// connection holds the only reference (`BytesMut::reserve`). A buffer of its own cost each
+    /// section two allocations: the buffer, and the shared count `Bytes` adds once sliced.
+    pub(crate) fn in_arena(arena: &mut BytesMut, octets: usize, fields: usize) -> Fields {
+        let mut bytes = std::mem::take(arena);
+        if bytes.capacity() == 0 {
+            // The first section, the connection gave its buffer back (`Conn::quiet`), or the
+            // last section filled it to the end: a new buffer, whose size is also what later
+            // ones get (`BytesMut` keeps it).
+            bytes = BytesMut::with_capacity(octets.max(ARENA));
+        } else {
+            bytes.reserve(octets);
+        }
         Fields {
-            bytes: Vec::with_capacity(octets),
+            bytes,
             ends: Vec::with_capacity(fields),
         }
+    }
+
+    /// The arena's room this section did not use, for the next (`in_arena`).
+    pub(crate) fn rest_of_arena(&mut self) -> BytesMut {
+        self.bytes.split_off(self.bytes.len())
     }
 
     /// The octets of names and values, and the number of fields.
@@ -77,7 +106,7 @@ impl Fields {
     pub fn into_spans(
         self,
     ) -> (
-        Vec<u8>,
+        Bytes,
         impl Iterator<Item = (Range<usize>, Range<usize>, bool)>,
     ) {
         let mut start = 0;
@@ -89,7 +118,7 @@ impl Fields {
                 start = end;
                 (name, name_end..end, never_indexed)
             });
-        (self.bytes, spans)
+        (self.bytes.freeze(), spans)
     }
 
     /// The value of the first field named `name` (lower case, as HTTP/2 sends names).
@@ -130,7 +159,7 @@ mod tests {
 
     #[test]
     fn fields_keep_order_values_and_never_indexed() {
-        let mut fields = Fields::with_capacity(0, 0);
+        let mut fields = Fields::default();
         assert!(fields.is_empty());
         fields.push(field(b"content-type", b"text/plain", false));
         fields.push(field(b"set-cookie", b"a=1", true));
@@ -153,5 +182,47 @@ mod tests {
         assert_eq!(fields.get(b"set-cookie"), Some(&b"a=1"[..]));
         assert_eq!(fields.get(b"x-empty"), Some(&b""[..]));
         assert_eq!(fields.get(b"server"), None);
+    }
+
+    fn section(arena: &mut BytesMut, octets: usize, value: &[u8]) -> Bytes {
+        let mut fields = Fields::in_arena(arena, octets, 1);
+        fields.push(field(b"x", value, false));
+        *arena = fields.rest_of_arena();
+        fields.into_spans().0
+    }
+
+    #[test]
+    fn sections_share_the_arena_and_reuse_it_once_theirs_are_gone() {
+        let mut arena = BytesMut::new();
+        let first = section(&mut arena, 10, b"one");
+        let second = section(&mut arena, 10, b"two");
+        assert_eq!(&first[..], b"xone");
+        assert_eq!(&second[..], b"xtwo");
+        let start = first.as_ptr() as usize;
+        assert_eq!(
+            second.as_ptr() as usize,
+            start + first.len(),
+            "the second section follows the first in the same buffer"
+        );
+        assert!(arena.capacity() >= ARENA - first.len() - second.len());
+
+        // Too little room left, while the first two still hold the buffer: a new one, and
+        // theirs stay as they were.
+        let big = vec![b'v'; ARENA - 100];
+        let third = section(&mut arena, ARENA + 1, &big);
+        let third_at = third.as_ptr() as usize;
+        assert!(!(start..start + ARENA).contains(&third_at));
+        assert_eq!((&first[..], &second[..]), (&b"xone"[..], &b"xtwo"[..]));
+        assert_eq!(third.len(), big.len() + 1);
+        assert!(
+            arena.capacity() > 0,
+            "the new buffer's room beyond the third"
+        );
+
+        // Once every section sliced from a buffer is gone, the connection's own reference is
+        // the last and the buffer is used again rather than another allocated.
+        drop(third);
+        let fourth = section(&mut arena, ARENA + 1, &big);
+        assert_eq!(fourth.as_ptr() as usize, third_at, "the buffer reused");
     }
 }

@@ -91,8 +91,13 @@ impl<R: Role> Conn<R> {
             Target::Trailers => Section::Trailers(TrailerCheck::new()),
             Target::Drop => Section::Drop,
         };
-        let (octets, count) = self.sizes.room(info.target, block.len());
-        let mut fields = Fields::with_capacity(octets, count);
+        let mut fields = match info.target {
+            Target::Drop => Fields::default(),
+            target => {
+                let (octets, count) = self.sizes.room(target, block.len());
+                Fields::in_arena(&mut self.arena, octets, count)
+            }
+        };
         let limit = self.limits.max_header_list_size as usize;
         // Refusals are latched by the checks and read at `finish`: the block is decoded to
         // its end whatever the fields say (§4.3).
@@ -120,6 +125,9 @@ impl<R: Role> Conn<R> {
             Err(_) => true,
         };
         self.sizes.remember(info.target, fields.size());
+        if info.target != Target::Drop {
+            self.arena = fields.rest_of_arena();
+        }
         let decoded = Decoded {
             section,
             fields,

@@ -33,6 +33,8 @@ mod role;
 mod send;
 mod streams;
 
+use bytes::BytesMut;
+
 use super::common::ConnError;
 use super::flow::{RecvWindow, SendWindow, DEFAULT_WINDOW};
 use super::frame::{write_settings, write_window_update, DEFAULT_MAX_FRAME_SIZE};
@@ -76,6 +78,9 @@ pub struct Conn<R: Role> {
     pub(super) block: Vec<u8>,
     /// What the last head and trailers decoded to: room for the next ones' fields.
     pub(super) sizes: SectionSizes,
+    /// The spare room of the buffer received sections' fields are copied into
+    /// (`Fields::in_arena`); given back while the connection is quiet (`quiet`).
+    pub(super) arena: BytesMut,
     /// The field block of the HEADERS being sent, reused.
     pub(super) encoded: Vec<u8>,
     /// Empty frames received, over the connection (`Limits::max_empty_frames`).
@@ -180,6 +185,7 @@ impl<R: Role> Conn<R> {
             pending: None,
             block: Vec::new(),
             sizes: SectionSizes::default(),
+            arena: BytesMut::new(),
             encoded: Vec::new(),
             empty_frames: 0,
             closing: None,
@@ -219,5 +225,12 @@ impl<R: Role> Conn<R> {
     /// The connection error, once one happened.
     pub fn error(&self) -> Option<ConnError> {
         self.failed
+    }
+
+    /// Gives back the section buffer's spare room, for an owner whose connection has no
+    /// streams: an idle connection holds no buffer until its next field block comes (most of
+    /// an edge's client connections are idle).
+    pub fn quiet(&mut self) {
+        self.arena = BytesMut::new();
     }
 }

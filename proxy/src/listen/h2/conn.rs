@@ -244,6 +244,9 @@ where
                 }
                 if ping.is_some() || quiet || idle {
                     self.link.update(|core| {
+                        if quiet {
+                            core.conn.quiet();
+                        }
                         if quiet && core.conn.output().is_empty() {
                             // What a large download grew it to is given back while the
                             // connection waits (its engine starts at this size).

@@ -206,8 +206,9 @@ impl<T: AsyncRead + AsyncWrite + Unpin> Driver<T> {
             let mut inner = self.link.lock();
             let active = inner.conn.active_streams() > 0;
             if !active {
-                // Idle: the read buffer goes until the next bytes come.
+                // Idle: the read buffer and the section buffer go until the next bytes come.
                 self.inbound.settle();
+                inner.conn.quiet();
             }
             let next = if silent && active {
                 probe.sent += 1;

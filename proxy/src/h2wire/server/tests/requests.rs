@@ -327,3 +327,47 @@ fn a_field_sent_by_table_index_is_judged_each_time_it_is_refused() {
         }
     }
 }
+
+/// The fields of each request, in order, as the bytes the owner slices header values from
+/// (taken, not cloned: a clone would be a copy of its own).
+fn request_bytes(events: Vec<Event>) -> Vec<bytes::Bytes> {
+    events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Request { fields, .. } => Some(fields.into_spans().0),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_connection_s_sections_share_one_buffer_until_it_goes_quiet() {
+    let (mut conn, mut client) = ready(Config::default());
+    let events = client
+        .request(1, "GET", &[("accept", "*/*")], true)
+        .request(3, "GET", &[("x-second", "2")], true)
+        .send(&mut conn)
+        .unwrap();
+    let [first, second] = &request_bytes(events)[..] else {
+        panic!("two requests");
+    };
+    assert_eq!(&first[..], b"accept*/*");
+    assert_eq!(&second[..], b"x-second2");
+    let start = first.as_ptr() as usize;
+    assert_eq!(second.as_ptr() as usize, start + first.len(), "one buffer");
+
+    conn.quiet();
+    let events = client
+        .request(5, "GET", &[("x-third", "3")], true)
+        .send(&mut conn)
+        .unwrap();
+    let [third] = &request_bytes(events)[..] else {
+        panic!("one request");
+    };
+    assert_eq!(&third[..], b"x-third3");
+    let third_at = third.as_ptr() as usize;
+    assert!(
+        !(start..start + crate::h2wire::common::ARENA).contains(&third_at),
+        "after `quiet` a new buffer, the old one left to the sections that hold it"
+    );
+}
