@@ -1,27 +1,27 @@
-//! Per-thread stocks of boxed values a connection needs only while it is busy: taken when a
-//! request's first bytes come, given back when the connection falls idle. An idle keep-alive
-//! connection then holds none of them, and the keep-alive path still allocates nothing per
-//! request.
+//! Per-thread stocks of values a connection or a request needs only while it is busy (boxes,
+//! header maps): taken when a request's first bytes come, given back when the connection falls
+//! idle or the request is done. An idle keep-alive connection then holds none of them, and the
+//! busy path still allocates nothing per request.
 //!
-//! Why a stock and not the allocator: with many clients on a worker, a box freed and allocated
-//! again per busy stretch went past glibc's per-thread cache (7 blocks of a size) to its main
-//! bins, about 300 instructions a request for a kilobyte-sized block.
+//! Why a stock and not the allocator: with many clients on a worker, a block freed and
+//! allocated again per busy stretch went past glibc's per-thread cache (7 blocks of a size) to
+//! its main bins, about 300 instructions a request for a kilobyte-sized block.
 //!
 //! One stock per thread, one shelf in it per type. Mutexes, so that `release` can empty the
 //! stocks from another thread and a task that moved threads can still use the shelf it found;
 //! nearly always only the owning thread locks them, so they are not contended.
 
 use std::any::Any;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
-/// One thread's stocked boxes of one type. Pinned, so that a box a future was pinned in can be
-/// stocked and used again (a `Pin<Box<Option<F>>>` emptied with `Pin::set`).
+/// One thread's stocked values of one type: boxes (pinned ones too, so that a box a future was
+/// pinned in can be used again: a `Pin<Box<Option<F>>>` emptied with `Pin::set`), or values
+/// that own their allocations, such as a cleared `HeaderMap`.
 ///
 /// A handle: whoever takes and gives back often keeps one (found once, then a mutex and a
 /// `Vec`, no search per use). A task may move to another thread and keep using the shelf of
 /// the thread it started on; the mutex keeps that sound, and it is rare enough not to contend.
-pub struct Shelf<T>(Arc<Mutex<Vec<Pin<Box<T>>>>>);
+pub struct Shelf<T>(Arc<Mutex<Vec<T>>>);
 
 impl<T> Clone for Shelf<T> {
     fn clone(&self) -> Self {
@@ -84,27 +84,27 @@ impl<T: Send + 'static> Shelf<T> {
             .unwrap_or_else(|_| Shelf(Arc::new(Mutex::new(Vec::new()))))
     }
 
-    /// A stocked box, if there is one.
-    pub fn take(&self) -> Option<Pin<Box<T>>> {
+    /// A stocked value, if there is one.
+    pub fn take(&self) -> Option<T> {
         lock(&self.0).pop()
     }
 
-    /// Stocks `boxed`, unless the shelf holds `keep` already: then it is freed.
-    pub fn give_back(&self, boxed: Pin<Box<T>>, keep: usize) {
+    /// Stocks `value`, unless the shelf holds `keep` already: then it is freed.
+    pub fn give_back(&self, value: T, keep: usize) {
         let refused = {
-            let mut boxes = lock(&self.0);
-            if boxes.len() < keep {
-                boxes.push(boxed);
+            let mut stocked = lock(&self.0);
+            if stocked.len() < keep {
+                stocked.push(value);
                 None
             } else {
-                Some(boxed)
+                Some(value)
             }
         };
         // Freed outside the lock.
         drop(refused);
     }
 
-    /// How many boxes it holds (for tests).
+    /// How many values it holds (for tests).
     #[cfg(test)]
     pub fn len(&self) -> usize {
         lock(&self.0).len()
@@ -138,18 +138,19 @@ pub fn serial() -> MutexGuard<'static, ()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::pin::Pin;
 
     #[test]
     fn each_type_has_its_own_shelf() {
         let _serial = serial();
         release();
         let (numbers, words) = (Shelf::<u32>::here(), Shelf::<String>::here());
-        numbers.give_back(Box::pin(7), 4);
-        words.give_back(Box::pin(String::from("seven")), 4);
+        numbers.give_back(7, 4);
+        words.give_back(String::from("seven"), 4);
         assert_eq!(Shelf::<u32>::here().len(), 1, "the same shelf, found again");
-        assert_eq!(numbers.take().map(|b| *b), Some(7));
+        assert_eq!(numbers.take(), Some(7));
         assert_eq!(numbers.take(), None, "one was stocked, one taken");
-        assert_eq!(words.take().as_deref().map(String::as_str), Some("seven"));
+        assert_eq!(words.take().as_deref(), Some("seven"));
     }
 
     #[test]
@@ -158,7 +159,7 @@ mod tests {
         release();
         let shelf = Shelf::<u64>::here();
         for n in 0..5 {
-            shelf.give_back(Box::pin(n), 3);
+            shelf.give_back(n, 3);
         }
         assert_eq!(shelf.len(), 3);
     }
@@ -167,7 +168,7 @@ mod tests {
     fn a_box_comes_back_as_itself() {
         let _serial = serial();
         release();
-        let shelf = Shelf::<[u8; 64]>::here();
+        let shelf = Shelf::<Pin<Box<[u8; 64]>>>::here();
         let boxed = Box::pin([0u8; 64]);
         let at: *const [u8; 64] = &*boxed;
         shelf.give_back(boxed, 1);
@@ -182,8 +183,8 @@ mod tests {
     fn release_empties_every_shelf() {
         let _serial = serial();
         let (a, b) = (Shelf::<u16>::here(), Shelf::<i16>::here());
-        a.give_back(Box::pin(1), 4);
-        b.give_back(Box::pin(1), 4);
+        a.give_back(1, 4);
+        b.give_back(1, 4);
         release();
         assert_eq!(a.len(), 0);
         assert_eq!(b.len(), 0);
@@ -193,7 +194,7 @@ mod tests {
     fn another_thread_has_its_own_stock() {
         let _serial = serial();
         release();
-        Shelf::<u8>::here().give_back(Box::pin(1), 4);
+        Shelf::<u8>::here().give_back(1, 4);
         let there = std::thread::spawn(|| Shelf::<u8>::here().len())
             .join()
             .expect("thread");

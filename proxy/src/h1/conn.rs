@@ -107,7 +107,7 @@ struct Connection<I, M, F> {
     /// Makes the busy stage's future (`busy`): its type is named only through this.
     busy: M,
     /// The stock the busy stage's box comes from and goes back to.
-    shelf: Shelf<Option<F>>,
+    shelf: Shelf<Pin<Box<Option<F>>>>,
 }
 
 enum Stage<I, F> {

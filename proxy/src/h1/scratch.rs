@@ -40,7 +40,7 @@ pub struct Scratch {
 
 thread_local! {
     /// This thread's stock of scratch spaces.
-    static SHELF: Shelf<Scratch> = Shelf::here();
+    static SHELF: Shelf<Box<Scratch>> = Shelf::here();
 }
 
 /// Scratch space for a request: from this thread's stock, or new.
@@ -49,7 +49,6 @@ pub fn take() -> Box<Scratch> {
         .try_with(|shelf| shelf.take())
         .ok()
         .flatten()
-        .map(Pin::into_inner)
         .unwrap_or_else(|| {
             Box::new(Scratch {
                 buf: BytesMut::with_capacity(buffer::INITIAL),
@@ -72,7 +71,7 @@ pub fn give_back(scratch: Box<Scratch>) {
         return;
     }
     // At thread exit the stock is gone: the space is simply freed.
-    let _ = SHELF.try_with(|shelf| shelf.give_back(Box::into_pin(scratch), STOCK));
+    let _ = SHELF.try_with(|shelf| shelf.give_back(scratch, STOCK));
 }
 
 /// Polls an idle connection for the first bytes of its next request. While it waits it holds

@@ -24,7 +24,7 @@ pub fn wire_fields(map: &HeaderMap) -> impl Iterator<Item = (&[u8], &[u8])> + '_
 /// token names, no CR, LF or NUL in values), so a refusal here is a rule the two disagree on.
 /// `room`: fields the pipeline will add, made room for now rather than by growing the map.
 pub fn header_map(fields: Fields, room: usize) -> Result<HeaderMap, &'static str> {
-    let mut map = HeaderMap::with_capacity(fields.len() + room);
+    let mut map = super::maps::take(fields.len() + room);
     if fields.is_empty() {
         return Ok(map);
     }

@@ -1,6 +1,7 @@
 //! What both legs' HTTP/2 connections share around weir's engine (`h2wire`): the socket's read
 //! buffer and writes (`Inbound`, `chunk`, `write_out`), and what the pipeline gets in `http`'s
-//! types — a section's fields as a header map (`header_map`), and a client's request body
+//! types — a section's fields as a header map (`header_map`, from a per-thread stock of maps
+//! given back once sent: `maps`), and a client's request body
 //! (`H2RequestBody`) with what it reads from, the connection that received it (`listen::h2`),
 //! through `RequestSource`.
 //!
@@ -11,6 +12,7 @@
 mod body;
 mod fields;
 mod io;
+pub mod maps;
 
 use std::task::{Context, Poll};
 

@@ -13,7 +13,7 @@ use http_body::Body;
 use super::link::Link;
 use super::response;
 use crate::forward::body::ResponseBody;
-use crate::h2link::wire_fields;
+use crate::h2link::{maps, wire_fields};
 use crate::h2wire::frame::ErrorCode;
 use crate::upstream::Received;
 
@@ -94,10 +94,11 @@ async fn answer_with(resp: Response<ResponseBody>, stream: &StreamHandle) {
         }
         sent
     });
+    // The head is on the wire (or never will be): its map goes back to the stock.
+    maps::give_back(parts.headers);
     if !sent || end {
         return;
     }
-    drop(parts);
     loop {
         let frame = poll_fn(|cx| match Pin::new(&mut body).poll_frame(cx) {
             Poll::Ready(frame) => Poll::Ready(Some(frame)),
@@ -139,6 +140,7 @@ async fn answer_with(resp: Response<ResponseBody>, stream: &StreamHandle) {
                             core.conn.send_trailers(id, wire_fields(&trailers));
                             core.response_done(id);
                         });
+                        maps::give_back(trailers);
                     }
                     return;
                 }

@@ -18,7 +18,7 @@ use super::fields::request_fields;
 use super::link::Link;
 use super::response::ResponseStream;
 use super::send_body::SendBody;
-use crate::h2link::header_map;
+use crate::h2link::{header_map, maps};
 use crate::h2wire::client::OpenError;
 use crate::upstream::body::RequestBody;
 
@@ -76,6 +76,8 @@ pub async fn exchange(
         Err(StreamError::Refused) => return Err(Failed::Refused(Box::new(head))),
         Err(error) => return Err(Failed::Error(error)),
     };
+    // Answered: the request's head will not go again, and its map goes back to the stock.
+    maps::give_back(head.headers);
     if let Some(send) = sending {
         // The answer came before the body ended: the body goes on in a task of its own while
         // the response streams back. (Not after a failure: the body may be a copy the request
