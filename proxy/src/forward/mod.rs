@@ -100,7 +100,7 @@ fn prepare<'t>(
     let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
     let (mut parts, incoming) = req.into_parts();
     let wants_trailers = headers::strip_hop_by_hop(&mut parts.headers, upgrade);
-    headers::add_forwarded(&mut parts.headers, client, host.as_ref());
+    headers::add_forwarded(&mut parts.headers, client, host);
     route.request_edits.apply(&mut parts.headers);
 
     // Mirror: a copy to canary that never delays or changes the client's answer (never for

@@ -10,6 +10,7 @@
 //! connection implements it. One virtual call per frame taken.
 
 mod body;
+mod chunks;
 mod fields;
 mod io;
 pub mod maps;
@@ -20,6 +21,7 @@ use bytes::Bytes;
 use http_body::Frame;
 
 pub use body::{H2RequestBody, StreamGone};
+pub use chunks::Chunks;
 pub use fields::{header_map, wire_fields};
 pub use io::{chunk, write_out, Inbound};
 

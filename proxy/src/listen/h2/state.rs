@@ -1,14 +1,14 @@
 //! The connection and its streams' shared state: request content waiting for its body to take
 //! it, and the wakers of the bodies, of the stream futures and of the connection's task.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body::Frame;
 
-use crate::h2link::StreamGone;
+use crate::h2link::{Chunks, StreamGone};
 use crate::h2wire::frame::ErrorCode;
 use crate::h2wire::server::{IdHash, ServerConn};
 
@@ -33,7 +33,7 @@ pub struct Core {
 struct Entry {
     /// DATA received and not yet taken by the body; their octets still count against the
     /// windows until taken (`ServerConn::release`).
-    chunks: VecDeque<Bytes>,
+    chunks: Chunks,
     trailers: Option<HeaderMap>,
     /// END_STREAM or trailers came: the request is complete.
     ended: bool,
@@ -108,7 +108,7 @@ impl Core {
     /// A new stream; `has_body`: its request has content to come.
     pub fn open(&mut self, id: u32, has_body: bool) {
         let entry = Entry {
-            chunks: VecDeque::new(),
+            chunks: Chunks::default(),
             trailers: None,
             ended: !has_body,
             gone: None,
@@ -160,7 +160,7 @@ impl Core {
             if entry.gone.is_none() {
                 entry.gone = Some(why);
             }
-            let held: usize = entry.chunks.drain(..).map(|c| c.len()).sum();
+            let held = entry.chunks.clear();
             entry.body.wake_into(&mut self.to_wake);
             entry.stream.wake_into(&mut self.to_wake);
             if held > 0 {
@@ -254,7 +254,7 @@ impl Core {
         };
         entry.body = Side::Dropped;
         entry.trailers = None;
-        let held: usize = entry.chunks.drain(..).map(|c| c.len()).sum();
+        let held = entry.chunks.clear();
         let stop = entry.response_done && !entry.ended && entry.gone.is_none();
         if held > 0 {
             self.conn.release(id, held);

@@ -8,14 +8,13 @@
 //! stream's identifier. The lock is never held across I/O: the driver swaps the output out
 //! and writes it unlocked.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::task::Waker;
 
-use bytes::Bytes;
-
 use super::error::{ConnEnd, StreamError};
+use crate::h2link::Chunks;
 use crate::h2wire::client::{ClientConn, Fields, IdHash, OpenError};
 
 pub struct Link {
@@ -49,7 +48,7 @@ pub(super) struct StreamState {
     /// The final response head, until the exchange takes it.
     pub head: Option<Head>,
     /// DATA received and not yet read; each chunk's window goes back as it is read.
-    pub chunks: VecDeque<Bytes>,
+    pub chunks: Chunks,
     /// Octets in `chunks`.
     pub buffered: usize,
     pub trailers: Option<Fields>,
@@ -70,7 +69,7 @@ impl StreamState {
     fn new(sending: bool) -> StreamState {
         StreamState {
             head: None,
-            chunks: VecDeque::new(),
+            chunks: Chunks::default(),
             buffered: 0,
             trailers: None,
             end: false,
