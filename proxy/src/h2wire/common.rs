@@ -41,22 +41,14 @@ impl Fields {
     /// connection holds the only reference (`BytesMut::reserve`). A buffer of its own cost each
     /// section two allocations: the buffer, and the shared count `Bytes` adds once sliced.
     pub(crate) fn in_arena(arena: &mut BytesMut, octets: usize, fields: usize) -> Fields {
-        let mut bytes = std::mem::take(arena);
-        if bytes.capacity() == 0 {
-            // The first section, the connection gave its buffer back (`Conn::quiet`), or the
-            // last section filled it to the end: a new buffer, whose size is also what later
-            // ones get (`BytesMut` keeps it).
-            bytes = BytesMut::with_capacity(octets.max(ARENA));
-        } else {
-            bytes.reserve(octets);
-        }
+        make_room(arena, octets);
         Fields {
-            bytes,
+            bytes: std::mem::take(arena),
             ends: Vec::with_capacity(fields),
         }
     }
 
-    /// The arena's room this section did not use, for the next (`in_arena`).
+    /// The arena's room this section did not use, for the next (`in_arena`, `carve`).
     pub(crate) fn rest_of_arena(&mut self) -> BytesMut {
         self.bytes.split_off(self.bytes.len())
     }
@@ -124,6 +116,27 @@ impl Fields {
     /// The value of the first field named `name` (lower case, as HTTP/2 sends names).
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
         self.iter().find(|f| f.name == name).map(|f| f.value)
+    }
+}
+
+/// `octets` of `arena`'s spare room, split off for a writer of its own (a request head's
+/// pseudo-header values, `message::RequestCheck`), which shares the arena's buffer as a
+/// section does (`Fields::in_arena`).
+pub(crate) fn carve(arena: &mut BytesMut, octets: usize) -> BytesMut {
+    make_room(arena, octets);
+    let rest = arena.split_off(octets);
+    std::mem::replace(arena, rest)
+}
+
+/// At least `octets` of spare room in `arena`.
+fn make_room(arena: &mut BytesMut, octets: usize) {
+    if arena.capacity() == 0 {
+        // The first section, the connection gave its buffer back (`Conn::quiet`), or the last
+        // section filled it to the end: a new buffer, whose size is also what later ones get
+        // (`BytesMut` keeps it).
+        *arena = BytesMut::with_capacity(octets.max(ARENA));
+    } else {
+        arena.reserve(octets);
     }
 }
 

@@ -37,7 +37,7 @@ impl Role for Client {
         }
     }
 
-    fn head_check(_conn: &Conn<Self>) -> ResponseCheck {
+    fn head_check(_conn: &mut Conn<Self>) -> ResponseCheck {
         ResponseCheck::new()
     }
 

@@ -56,8 +56,9 @@ pub trait Role: Sized {
     /// What a HEADERS frame on stream `id` is for; a connection error if it may not come.
     fn target(conn: &mut Conn<Self>, id: u32) -> Result<Target, ConnError>;
 
-    /// A new check for a message's head.
-    fn head_check(conn: &Conn<Self>) -> Self::Head;
+    /// A new check for a message's head (given room in the connection's section buffer where
+    /// it keeps values of its own).
+    fn head_check(conn: &mut Conn<Self>) -> Self::Head;
 
     /// A whole field block decoded: taken as a head or trailers, or dropped.
     fn section(

@@ -48,7 +48,7 @@ mod target;
 mod trailer;
 
 pub use malformed::{ConnectionField, Malformed, Pseudo};
-pub use request::{RequestCheck, RequestHead};
+pub use request::{RequestCheck, RequestHead, HEAD_ROOM};
 pub use response::{ResponseCheck, ResponseHead};
 pub use rules::is_connection_specific;
 pub use trailer::TrailerCheck;

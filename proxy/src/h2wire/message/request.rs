@@ -2,6 +2,8 @@
 
 use std::ops::Range;
 
+use bytes::{Bytes, BytesMut};
+
 use super::super::hpack::Field;
 use super::malformed::{Malformed, Pseudo};
 use super::rules::{self, Name};
@@ -17,7 +19,7 @@ use crate::field::Kind;
 #[derive(Debug)]
 pub struct RequestCheck {
     extended_connect: bool,
-    bytes: Vec<u8>,
+    bytes: BytesMut,
     method: Option<Range<usize>>,
     scheme: Option<Range<usize>>,
     authority: Option<Range<usize>>,
@@ -35,12 +37,13 @@ pub struct RequestCheck {
 
 /// What routing needs of a request that held every rule.
 ///
-/// The values are copied into one buffer, addressed by ranges: one allocation for a usual
-/// request where a `Box<[u8]>` each would be up to five, and the values are read together and
-/// dropped together.
+/// The values are copied into one buffer, addressed by ranges: at most one allocation for a
+/// usual request where a `Box<[u8]>` each would be up to five, none when the connection gave
+/// the check room in its section buffer (`RequestCheck::with_room`); the values are read
+/// together and dropped together, and shared without a copy (`authority_shared`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestHead {
-    bytes: Vec<u8>,
+    bytes: Bytes,
     method: Range<usize>,
     scheme: Option<Range<usize>>,
     authority: Option<Range<usize>>,
@@ -52,16 +55,22 @@ pub struct RequestHead {
     pub te_trailers: bool,
 }
 
-/// Room for a usual request's method, scheme, authority and path in the first allocation.
-const FIRST_CAPACITY: usize = 128;
+/// Room for a usual request's method, scheme, authority and path.
+pub const HEAD_ROOM: usize = 128;
 
 impl RequestCheck {
     /// `extended_connect`: this side sent SETTINGS_ENABLE_CONNECT_PROTOCOL = 1 (RFC 8441 §3),
     /// so `:protocol` may come.
     pub fn new(extended_connect: bool) -> Self {
+        RequestCheck::with_room(extended_connect, BytesMut::new())
+    }
+
+    /// A check that copies the pseudo-headers' values into `room` (grown like any `BytesMut`
+    /// when they do not fit).
+    pub fn with_room(extended_connect: bool, room: BytesMut) -> Self {
         RequestCheck {
             extended_connect,
-            bytes: Vec::new(),
+            bytes: room,
             method: None,
             scheme: None,
             authority: None,
@@ -99,7 +108,7 @@ impl RequestCheck {
         let method = self.method.ok_or(Malformed::NoMethod)?;
         let pseudo_authority = self.authority.is_some() && !self.authority_from_host;
         let head = RequestHead {
-            bytes: self.bytes,
+            bytes: self.bytes.freeze(),
             method,
             scheme: self.scheme,
             authority: self.authority,
@@ -210,9 +219,9 @@ impl RequestCheck {
 }
 
 /// Appends `value` to `bytes`, and where it went.
-fn store(bytes: &mut Vec<u8>, value: &[u8]) -> Range<usize> {
+fn store(bytes: &mut BytesMut, value: &[u8]) -> Range<usize> {
     if bytes.capacity() == 0 {
-        bytes.reserve(FIRST_CAPACITY);
+        bytes.reserve(HEAD_ROOM);
     }
     let start = bytes.len();
     bytes.extend_from_slice(value);
@@ -244,8 +253,24 @@ impl RequestHead {
         self.get(&self.protocol)
     }
 
+    /// `authority`, sharing the head's buffer rather than copied.
+    pub fn authority_shared(&self) -> Option<Bytes> {
+        self.share(&self.authority)
+    }
+
+    /// `path`, sharing the head's buffer rather than copied.
+    pub fn path_shared(&self) -> Option<Bytes> {
+        self.share(&self.path)
+    }
+
     fn get(&self, range: &Option<Range<usize>>) -> Option<&[u8]> {
         range.clone().and_then(|r| self.bytes.get(r))
+    }
+
+    fn share(&self, range: &Option<Range<usize>>) -> Option<Bytes> {
+        let range = range.clone()?;
+        self.bytes.get(range.clone())?;
+        Some(self.bytes.slice(range))
     }
 }
 

@@ -3,10 +3,10 @@
 
 use std::collections::VecDeque;
 
-use super::super::common::ConnError;
+use super::super::common::{carve, ConnError};
 use super::super::conn::{Conn, Decoded, IdHash, Pending, Role, Shared, Step, Target};
 use super::super::frame::{ErrorCode, Settings};
-use super::super::message::RequestCheck;
+use super::super::message::{RequestCheck, HEAD_ROOM};
 use super::super::stream::Role as Side;
 use super::config::Config;
 use super::events::Event;
@@ -67,8 +67,11 @@ impl Role for Server {
         })
     }
 
-    fn head_check(conn: &Conn<Self>) -> RequestCheck {
-        RequestCheck::new(conn.role.config.enable_connect_protocol)
+    fn head_check(conn: &mut Conn<Self>) -> RequestCheck {
+        // The pseudo-headers' values share the buffer the section's fields go to: the
+        // listener slices the request's authority and path from them without a copy.
+        let room = carve(&mut conn.arena, HEAD_ROOM);
+        RequestCheck::with_room(conn.role.config.enable_connect_protocol, room)
     }
 
     fn section(

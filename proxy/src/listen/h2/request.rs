@@ -27,15 +27,17 @@ pub fn build(head: &RequestHead, fields: Fields) -> Result<Request<()>, &'static
 /// it); authority form for CONNECT; origin form when no authority came at all.
 fn uri_of(head: &RequestHead) -> Result<Uri, &'static str> {
     let mut parts = http::uri::Parts::default();
-    if let Some(authority) = head.authority() {
-        let authority = Authority::try_from(authority).map_err(|_| "an unusable :authority")?;
+    // The authority and path share the head's buffer (`authority_shared`): no copy each.
+    if let Some(authority) = head.authority_shared() {
+        let authority =
+            Authority::from_maybe_shared(authority).map_err(|_| "an unusable :authority")?;
         parts.authority = Some(authority);
         if let Some(scheme) = head.scheme() {
             parts.scheme = Some(Scheme::try_from(scheme).map_err(|_| "an unusable :scheme")?);
         }
     }
-    if let Some(path) = head.path() {
-        let path = PathAndQuery::try_from(path).map_err(|_| "an unusable :path")?;
+    if let Some(path) = head.path_shared() {
+        let path = PathAndQuery::from_maybe_shared(path).map_err(|_| "an unusable :path")?;
         parts.path_and_query = Some(path);
     }
     if parts.scheme.is_some() && parts.path_and_query.is_none() {
@@ -71,6 +73,27 @@ mod tests {
         assert_eq!(req.method(), Method::POST);
         assert_eq!(req.uri(), "https://example.com:8443/a/b?c=d");
         assert_eq!(req.version(), Version::HTTP_2);
+    }
+
+    #[test]
+    fn authority_and_path_share_the_head_s_buffer() {
+        let head = head(&[
+            (":method", "GET"),
+            (":scheme", "https"),
+            (":authority", "example.com"),
+            (":path", "/a?b"),
+        ]);
+        let req = build(&head, Fields::default()).expect("request");
+        let uri = req.uri();
+        let authority = uri.authority().expect("authority").as_str();
+        let path = uri.path_and_query().expect("path").as_str();
+        assert_eq!((authority, path), ("example.com", "/a?b"));
+        assert_eq!(
+            authority.as_ptr(),
+            head.authority().unwrap().as_ptr(),
+            "no copy"
+        );
+        assert_eq!(path.as_ptr(), head.path().unwrap().as_ptr(), "no copy");
     }
 
     #[test]

@@ -328,40 +328,54 @@ fn a_field_sent_by_table_index_is_judged_each_time_it_is_refused() {
     }
 }
 
-/// The fields of each request, in order, as the bytes the owner slices header values from
+/// Each request's authority and fields, in order, as the bytes the owner slices values from
 /// (taken, not cloned: a clone would be a copy of its own).
-fn request_bytes(events: Vec<Event>) -> Vec<bytes::Bytes> {
+fn request_bytes(events: Vec<Event>) -> Vec<(bytes::Bytes, bytes::Bytes)> {
     events
         .into_iter()
         .filter_map(|e| match e {
-            Event::Request { fields, .. } => Some(fields.into_spans().0),
+            Event::Request { head, fields, .. } => {
+                Some((head.authority_shared()?, fields.into_spans().0))
+            }
             _ => None,
         })
         .collect()
 }
 
 #[test]
-fn a_connection_s_sections_share_one_buffer_until_it_goes_quiet() {
+fn a_connection_s_heads_and_sections_share_one_buffer_until_it_goes_quiet() {
+    use crate::h2wire::message::HEAD_ROOM;
     let (mut conn, mut client) = ready(Config::default());
     let events = client
         .request(1, "GET", &[("accept", "*/*")], true)
         .request(3, "GET", &[("x-second", "2")], true)
         .send(&mut conn)
         .unwrap();
-    let [first, second] = &request_bytes(events)[..] else {
+    let [(authority, first), (_, second)] = &request_bytes(events)[..] else {
         panic!("two requests");
     };
+    assert_eq!(&authority[..], b"weir.example");
     assert_eq!(&first[..], b"accept*/*");
     assert_eq!(&second[..], b"x-second2");
-    let start = first.as_ptr() as usize;
-    assert_eq!(second.as_ptr() as usize, start + first.len(), "one buffer");
+    // Each head's values take `HEAD_ROOM` of the buffer, its fields what follows.
+    let start = authority.as_ptr() as usize;
+    let first_at = first.as_ptr() as usize;
+    assert!(
+        (first_at - HEAD_ROOM..first_at).contains(&start),
+        "the authority lies in the room just before the fields"
+    );
+    assert_eq!(
+        second.as_ptr() as usize,
+        first_at + first.len() + HEAD_ROOM,
+        "one buffer"
+    );
 
     conn.quiet();
     let events = client
         .request(5, "GET", &[("x-third", "3")], true)
         .send(&mut conn)
         .unwrap();
-    let [third] = &request_bytes(events)[..] else {
+    let [(_, third)] = &request_bytes(events)[..] else {
         panic!("one request");
     };
     assert_eq!(&third[..], b"x-third3");
