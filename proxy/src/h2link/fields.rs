@@ -6,7 +6,7 @@
 use http::header::{HeaderName, HeaderValue};
 use http::HeaderMap;
 
-use crate::h2wire::common::Fields;
+use crate::h2wire::common::{spans, Fields};
 use crate::h2wire::message::is_connection_specific;
 
 /// The fields of `map` an HTTP/2 message may carry, in order, as (name, value) octets: names
@@ -28,17 +28,23 @@ pub fn header_map(fields: Fields, room: usize) -> Result<HeaderMap, &'static str
     if fields.is_empty() {
         return Ok(map);
     }
-    let (bytes, spans) = fields.into_spans();
-    for (name, value, never_indexed) in spans {
+    let count = fields.len();
+    let bytes = fields.into_bytes();
+    let mut found = 0;
+    for (name, value, never_indexed) in spans(&bytes) {
         let name = bytes.get(name).ok_or("a field outside its section")?;
         let name = name_of(name)?;
         if value.end > bytes.len() {
             return Err("a field outside its section");
         }
+        found += 1;
         let mut value = HeaderValue::from_maybe_shared(bytes.slice(value))
             .map_err(|_| "an unusable field value")?;
         value.set_sensitive(never_indexed);
         map.append(name, value);
+    }
+    if found != count {
+        return Err("a field outside its section");
     }
     Ok(map)
 }
@@ -112,8 +118,10 @@ mod tests {
         let map = header_map(fields(&[("a", "first", false), ("b", "second", false)]), 0).unwrap();
         let first = map["a"].as_bytes().as_ptr() as usize;
         let second = map["b"].as_bytes().as_ptr() as usize;
-        // "first", then the name "b", then "second": six octets apart in the one buffer.
-        assert_eq!(second - first, "first".len() + "b".len());
+        // "first", then the second field's record and its name "b", then "second": in the
+        // one buffer, that far apart.
+        let record = 9;
+        assert_eq!(second - first, "first".len() + record + "b".len());
     }
 
     #[test]

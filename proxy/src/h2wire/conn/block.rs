@@ -61,37 +61,37 @@ pub struct Decoded<H> {
 }
 
 /// The size of the last head and of the last trailers a connection decoded: the room the next
-/// one's fields get in their first allocation. A connection's messages are alike (a gRPC
+/// one's fields are given in the section buffer. A connection's messages are alike (a gRPC
 /// channel's calls carry the same fields), and a block says little of what it decodes to: a
 /// request whose fields are all in the dynamic table is a few octets for a few hundred. Growing
 /// from nothing took three or four reallocations a section, 6 % of a gRPC call's instructions
 /// (benches/README.md, session 21).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SectionSizes {
-    head: (usize, usize),
-    trailers: (usize, usize),
+    head: usize,
+    trailers: usize,
 }
 
-/// At most this much room is kept from one section for the next (octets, fields): one large
-/// section does not make every later allocation as large.
-const MOST_ROOM: (usize, usize) = (2_048, 32);
+/// At most this much room is kept from one section for the next: one large section does not
+/// make every later one ask for as much.
+const MOST_ROOM: usize = 2_048;
 
 impl SectionSizes {
     /// Room for a section of `target` decoded from `block_len` octets: the last one's size,
     /// and no less than the block itself (a field most often decodes to more octets than it
     /// takes in a block: Huffman codes and table indexes are shorter than what they stand for).
-    pub fn room(&self, target: Target, block_len: usize) -> (usize, usize) {
-        let (octets, fields) = match target {
+    pub fn room(&self, target: Target, block_len: usize) -> usize {
+        let octets = match target {
             Target::Head => self.head,
             Target::Trailers => self.trailers,
-            Target::Drop => return (0, 0),
+            Target::Drop => return 0,
         };
-        (octets.max(block_len), fields)
+        octets.max(block_len)
     }
 
     /// What a section of `target` came to.
-    pub fn remember(&mut self, target: Target, (octets, fields): (usize, usize)) {
-        let size = (octets.min(MOST_ROOM.0), fields.min(MOST_ROOM.1));
+    pub fn remember(&mut self, target: Target, octets: usize) {
+        let size = octets.min(MOST_ROOM);
         match target {
             Target::Head => self.head = size,
             Target::Trailers => self.trailers = size,
@@ -109,20 +109,20 @@ mod tests {
         let mut sizes = SectionSizes::default();
         assert_eq!(
             sizes.room(Target::Head, 10),
-            (10, 0),
+            10,
             "the block, before any section"
         );
-        sizes.remember(Target::Head, (300, 8));
-        sizes.remember(Target::Trailers, (20, 2));
-        assert_eq!(sizes.room(Target::Head, 10), (300, 8));
-        assert_eq!(sizes.room(Target::Trailers, 10), (20, 2));
-        assert_eq!(sizes.room(Target::Head, 500), (500, 8));
+        sizes.remember(Target::Head, 300);
+        sizes.remember(Target::Trailers, 20);
+        assert_eq!(sizes.room(Target::Head, 10), 300);
+        assert_eq!(sizes.room(Target::Trailers, 10), 20);
+        assert_eq!(sizes.room(Target::Head, 500), 500);
         assert_eq!(
             sizes.room(Target::Drop, 500),
-            (0, 0),
+            0,
             "a dropped block keeps nothing"
         );
-        sizes.remember(Target::Head, (100_000, 1_000));
+        sizes.remember(Target::Head, 100_000);
         assert_eq!(sizes.room(Target::Head, 10), MOST_ROOM);
     }
 }

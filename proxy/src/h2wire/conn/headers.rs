@@ -93,10 +93,7 @@ impl<R: Role> Conn<R> {
         };
         let mut fields = match info.target {
             Target::Drop => Fields::default(),
-            target => {
-                let (octets, count) = self.sizes.room(target, block.len());
-                Fields::in_arena(&mut self.arena, octets, count)
-            }
+            target => Fields::in_arena(&mut self.arena, self.sizes.room(target, block.len())),
         };
         let limit = self.limits.max_header_list_size as usize;
         // Refusals are latched by the checks and read at `finish`: the block is decoded to

@@ -46,6 +46,10 @@ pub use error::{calm, Step};
 pub use role::{Role, Shared};
 pub use streams::{IdHash, Slot, Streams};
 
+/// The most any side collects of one field block, whatever its configuration says: so that
+/// every decoded field's length fits the u32 a section records it in (`common::Fields`).
+pub const MAX_BLOCK: usize = 1 << 30;
+
 /// SETTINGS_HEADER_TABLE_SIZE until a SETTINGS says otherwise (§6.5.2).
 pub const DEFAULT_HEADER_TABLE_SIZE: u32 = 4_096;
 
@@ -97,7 +101,7 @@ pub struct Conn<R: Role> {
 pub struct Limits {
     /// SETTINGS_MAX_FRAME_SIZE.
     pub max_frame_size: u32,
-    /// The largest field block collected before decoding (§10.5).
+    /// The largest field block collected before decoding (§10.5), at most `MAX_BLOCK`.
     pub max_header_block: usize,
     /// SETTINGS_MAX_HEADER_LIST_SIZE.
     pub max_header_list_size: u32,
@@ -123,7 +127,7 @@ impl Limits {
     ) -> Limits {
         Limits {
             max_frame_size,
-            max_header_block,
+            max_header_block: max_header_block.min(MAX_BLOCK),
             max_header_list_size,
             stream_window,
             header_table_size: DEFAULT_HEADER_TABLE_SIZE,
