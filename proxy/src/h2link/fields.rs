@@ -3,9 +3,10 @@
 //! response. Values are slices of the section's one buffer, not a copy each (one allocation
 //! a section, where copying took one a field).
 
-use http::header::{HeaderName, HeaderValue};
+use http::header::HeaderValue;
 use http::HeaderMap;
 
+use super::names::name_of;
 use crate::h2wire::common::{spans, Fields};
 use crate::h2wire::message::is_connection_specific;
 
@@ -47,28 +48,6 @@ pub fn header_map(fields: Fields, room: usize) -> Result<HeaderMap, &'static str
         return Err("a field outside its section");
     }
     Ok(map)
-}
-
-/// The names gRPC puts on most calls that `http` has no constant for, which `HeaderName`
-/// would otherwise copy into an allocation of their own each time.
-static GRPC_NAMES: [HeaderName; 6] = [
-    HeaderName::from_static("grpc-status"),
-    HeaderName::from_static("grpc-message"),
-    HeaderName::from_static("grpc-timeout"),
-    HeaderName::from_static("grpc-encoding"),
-    HeaderName::from_static("grpc-accept-encoding"),
-    HeaderName::from_static("grpc-status-details-bin"),
-];
-
-/// A field's name as a `HeaderName`: a gRPC name from `GRPC_NAMES` without a copy, any other
-/// as `http` makes it (its standard names cost no allocation either).
-fn name_of(name: &[u8]) -> Result<HeaderName, &'static str> {
-    if name.starts_with(b"grpc-") {
-        if let Some(known) = GRPC_NAMES.iter().find(|n| n.as_str().as_bytes() == name) {
-            return Ok(known.clone());
-        }
-    }
-    HeaderName::from_bytes(name).map_err(|_| "an unusable field name")
 }
 
 #[cfg(test)]
@@ -162,7 +141,7 @@ mod tests {
     }
 
     #[test]
-    fn grpc_names_are_the_static_ones_and_others_are_made() {
+    fn names_are_made_once_and_shared() {
         let map = header_map(
             fields(&[
                 ("grpc-status", "0", false),
@@ -175,12 +154,11 @@ mod tests {
         .unwrap();
         let names: Vec<_> = map.keys().map(|n| n.as_str()).collect();
         assert_eq!(names, ["grpc-status", "grpc-message", "grpc-x", "x-other"]);
-        for static_name in &GRPC_NAMES {
-            let made = name_of(static_name.as_str().as_bytes()).unwrap();
-            // The same static octets, not a copy of them.
-            assert_eq!(made.as_str().as_ptr(), static_name.as_str().as_ptr());
-        }
-        assert!(name_of(b"grpc-\x00").is_err());
+        // Made once a thread, then shared (`names`): the next section's names are the same
+        // octets, not a copy of them.
+        let again = header_map(fields(&[("grpc-status", "0", false)]), 0).unwrap();
+        let first = map.keys().next().unwrap().as_str().as_ptr();
+        assert_eq!(again.keys().next().unwrap().as_str().as_ptr(), first);
     }
 
     #[test]

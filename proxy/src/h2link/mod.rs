@@ -14,6 +14,7 @@ mod chunks;
 mod fields;
 mod io;
 pub mod maps;
+mod names;
 
 use std::task::{Context, Poll};
 
