@@ -10,6 +10,8 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use crate::h2wire::{Conn, Role};
+
 /// Room asked of the socket per read: two frames of the default 16 KiB size and their heads.
 const READ_SIZE: usize = 32 << 10;
 /// Below this much room left, the next read gets a new `READ_SIZE` of room.
@@ -19,6 +21,12 @@ const MIN_ROOM: usize = 4 << 10;
 /// many buffers for few octets. From this length on a pinned buffer holds at most about
 /// `READ_SIZE / SMALL_DATA` times the window's worth of memory.
 const SMALL_DATA: usize = 4 << 10;
+/// DATA shorter than this is copied into the connection's section buffer (`Conn::keep_data`)
+/// rather than into an allocation of its own: a gRPC unary call's message, a small form. It
+/// shares that 4 KiB buffer as a received head does, so a copy of it (a resendable body's) is
+/// a count, not the allocation a fresh buffer's first clone takes. Longer ones would use up the
+/// buffer in a few frames.
+const TINY_DATA: usize = 512;
 
 /// Bytes read and not yet consumed by the engine.
 pub struct Inbound {
@@ -112,10 +120,15 @@ impl Inbound {
     }
 }
 
-/// `range` of `frames`: a slice of the same buffer, or a copy when short (`SMALL_DATA`).
-pub fn chunk(frames: &Bytes, range: Range<usize>) -> Bytes {
+/// `range` of `frames`, received on `conn`: a copy in the connection's section buffer when
+/// tiny (`TINY_DATA`), a copy of its own when short (`SMALL_DATA`), else a slice of the same
+/// buffer.
+pub fn chunk<R: Role>(conn: &mut Conn<R>, frames: &Bytes, range: Range<usize>) -> Bytes {
     if range.end > frames.len() || range.start > range.end {
         return Bytes::new();
+    }
+    if range.len() < TINY_DATA {
+        return conn.keep_data(frames.get(range).unwrap_or_default());
     }
     if range.len() < SMALL_DATA {
         return Bytes::copy_from_slice(frames.get(range).unwrap_or_default());
@@ -150,14 +163,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn short_data_is_copied_long_data_shared() {
+    fn tiny_data_is_copied_into_the_section_buffer_short_data_copied_long_data_shared() {
+        let mut conn = crate::h2wire::server::ServerConn::new(Default::default());
         let frames = Bytes::from(vec![7u8; 3 * SMALL_DATA]);
-        let short = chunk(&frames, 10..20);
-        assert_eq!(&short[..], &[7u8; 10][..]);
-        let long = chunk(&frames, 5..5 + SMALL_DATA);
+        let tiny = chunk(&mut conn, &frames, 10..20);
+        let next = chunk(&mut conn, &frames, 30..40);
+        assert_eq!((&tiny[..], &next[..]), (&[7u8; 10][..], &[7u8; 10][..]));
+        assert_eq!(
+            tiny.as_ptr().wrapping_add(10),
+            next.as_ptr(),
+            "one buffer, one after the other"
+        );
+        let short = chunk(&mut conn, &frames, 10..10 + TINY_DATA);
+        assert_eq!(&short[..], &frames[10..10 + TINY_DATA]);
+        assert_ne!(short.as_ptr(), frames[10..].as_ptr(), "a copy");
+        let long = chunk(&mut conn, &frames, 5..5 + SMALL_DATA);
         assert_eq!(long.len(), SMALL_DATA);
         assert_eq!(long.as_ptr(), frames[5..].as_ptr(), "a slice, not a copy");
-        assert!(chunk(&frames, 0..frames.len() + 1).is_empty());
+        assert!(chunk(&mut conn, &frames, 0..frames.len() + 1).is_empty());
     }
 
     #[tokio::test]

@@ -20,3 +20,6 @@ pub mod hpack;
 pub mod message;
 pub mod server;
 pub mod stream;
+
+/// The connection both sides are, for code generic over the side (`h2link::chunk`).
+pub use conn::{Conn, Role};

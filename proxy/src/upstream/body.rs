@@ -9,6 +9,7 @@ use http_body::{Body, Frame, SizeHint};
 use std::sync::{Arc, Mutex};
 
 use http::HeaderMap;
+use smallvec::SmallVec;
 use tokio::sync::mpsc;
 
 pub use super::received::BoxError;
@@ -88,7 +89,9 @@ pub const REPLAY_LIMIT: usize = 64 * 1024;
 /// What every copy of one request body shares: the client's body and what was read of it.
 pub struct Kept {
     source: RequestBody,
-    chunks: Vec<Bytes>,
+    /// The chunks read so far. One inline: a gRPC unary call or a small form comes in one
+    /// DATA frame, and a list allocated for it was one more allocation a request.
+    chunks: SmallVec<[Bytes; 1]>,
     bytes: usize,
     /// More than `REPLAY_LIMIT` was read: nothing is kept and no copy can be made.
     overflowed: bool,
@@ -109,7 +112,7 @@ impl Replay {
         Replay {
             kept: Arc::new(Mutex::new(Kept {
                 source,
-                chunks: Vec::new(),
+                chunks: SmallVec::new(),
                 bytes: 0,
                 overflowed: false,
                 trailers: None,
@@ -160,7 +163,7 @@ impl Replay {
                     kept.bytes += data.len();
                     if kept.bytes > REPLAY_LIMIT {
                         kept.overflowed = true;
-                        kept.chunks = Vec::new();
+                        kept.chunks = SmallVec::new();
                     } else if !kept.overflowed {
                         kept.chunks.push(data.clone());
                         self.pos += 1;

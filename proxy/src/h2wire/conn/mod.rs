@@ -231,6 +231,15 @@ impl<R: Role> Conn<R> {
         self.failed
     }
 
+    /// `octets` (a small DATA payload) copied into the section buffer: it shares that buffer as
+    /// a received section's fields do (`Fields::in_arena`), so it takes no allocation of its
+    /// own, and a clone of it only a count.
+    pub fn keep_data(&mut self, octets: &[u8]) -> bytes::Bytes {
+        let mut kept = super::common::carve(&mut self.arena, octets.len());
+        kept.extend_from_slice(octets);
+        kept.freeze()
+    }
+
     /// Gives back the section buffer's spare room, for an owner whose connection has no
     /// streams: an idle connection holds no buffer until its next field block comes (most of
     /// an edge's client connections are idle).

@@ -43,6 +43,40 @@ const MAX_ROUNDS: usize = 16;
 const LINGER: Duration = Duration::from_secs(2);
 /// The output's capacity kept by a connection without streams.
 const OUTPUT_KEEP: usize = 16 << 10;
+/// Finished streams' boxes kept for the next streams (`Slot`): a client's usual concurrency.
+const SPARE_SLOTS: usize = 64;
+
+/// The box a stream's future lives in, emptied when the stream ends and filled again by a
+/// later stream. Why: the future is about 3 KiB (the pipeline's state, the upstream exchange's),
+/// above the 1,032 octets glibc serves from its per-thread cache; a fresh box for each stream
+/// went through malloc's slow path and free's consolidation, about 2,700 instructions a
+/// request (callgrind, benches/README "session 23"). `Pin::set` replaces the future in place,
+/// so the box is reused without moving a pinned value.
+type Slot<F> = Pin<Box<Option<F>>>;
+
+/// What the stream set polls: one stream in its slot; its output is the emptied slot, for
+/// `spare`. Small itself, so the set's own allocation a stream stays in the fast path.
+struct Running<F> {
+    slot: Option<Slot<F>>,
+}
+
+impl<F: Future<Output = ()>> Future for Running<F> {
+    type Output = Option<Slot<F>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Slot<F>>> {
+        let this = self.get_mut();
+        if let Some(slot) = this.slot.as_mut() {
+            if let Some(stream) = slot.as_mut().as_pin_mut() {
+                if stream.poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+            // The stream's state goes now, not when the box is next filled.
+            slot.set(None);
+        }
+        Poll::Ready(this.slot.take())
+    }
+}
 
 /// A client's HTTP/2 connection: `start` makes each request's stream future.
 pub struct H2Connection<T, S, F> {
@@ -53,7 +87,9 @@ pub struct H2Connection<T, S, F> {
     /// What the last events left to do, kept for its lists' room: a batch of new requests
     /// grew a list of them from nothing, a reallocation of whole requests each time.
     after: After,
-    streams: FuturesUnordered<F>,
+    streams: FuturesUnordered<Running<F>>,
+    /// Emptied slots of finished streams, at most `SPARE_SLOTS`; given back while quiet.
+    spare: Vec<Slot<F>>,
     start: S,
     timers: Timers,
     /// Writes since the last flush.
@@ -86,6 +122,7 @@ where
             events: Vec::new(),
             after: After::default(),
             streams: FuturesUnordered::new(),
+            spare: Vec::new(),
             start,
             timers: Timers::new(settings, accepted),
             unflushed: false,
@@ -126,7 +163,15 @@ where
         let mut started = std::mem::take(&mut self.after.started);
         for (req, handle) in started.drain(..) {
             self.timers.opened();
-            self.streams.push((self.start)(req, handle));
+            let stream = (self.start)(req, handle);
+            let slot = match self.spare.pop() {
+                Some(mut slot) => {
+                    slot.set(Some(stream));
+                    slot
+                }
+                None => Box::pin(Some(stream)),
+            };
+            self.streams.push(Running { slot: Some(slot) });
         }
         self.after.started = started;
         true
@@ -172,7 +217,13 @@ where
                 }
             }
             // The streams' frames are written just below, in this same round.
-            while let Poll::Ready(Some(())) = self.streams.poll_next_unpin(cx) {}
+            while let Poll::Ready(Some(ended)) = self.streams.poll_next_unpin(cx) {
+                if let Some(slot) = ended {
+                    if self.spare.len() < SPARE_SLOTS {
+                        self.spare.push(slot);
+                    }
+                }
+            }
             let io = &mut self.io;
             let wrote = self.link.update(|core| {
                 let wrote = write_out(io, core.conn.output(), cx)?;
@@ -241,6 +292,7 @@ where
                     self.inbound.settle();
                     // The room for a batch of requests, given back while none comes.
                     self.after.started = Vec::new();
+                    self.spare = Vec::new();
                 }
                 if ping.is_some() || quiet || idle {
                     self.link.update(|core| {
@@ -350,5 +402,52 @@ impl<T, S, F> Drop for H2Connection<T, S, F> {
         // Bodies still held elsewhere end with an error rather than wait.
         self.link
             .update(|core| core.close("the HTTP/2 connection ended"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    /// A stream that holds `state` and ends at its second poll.
+    fn stream(state: Arc<()>) -> impl Future<Output = ()> {
+        let mut yielded = false;
+        std::future::poll_fn(move |cx| {
+            let _ = &state;
+            if std::mem::replace(&mut yielded, true) {
+                Poll::Ready(())
+            } else {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        })
+    }
+
+    #[test]
+    fn a_finished_stream_gives_back_its_box_empty_and_a_later_stream_fills_it_in_place() {
+        let held = Arc::new(());
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut running = Running {
+            slot: Some(Box::pin(Some(stream(held.clone())))),
+        };
+        assert!(Pin::new(&mut running).poll(&mut cx).is_pending());
+        assert_eq!(Arc::strong_count(&held), 2, "the stream holds its state");
+        let Poll::Ready(Some(mut slot)) = Pin::new(&mut running).poll(&mut cx) else {
+            panic!("a finished stream gives back its slot");
+        };
+        assert!(slot.is_none(), "emptied");
+        assert_eq!(Arc::strong_count(&held), 1, "its state dropped at its end");
+        let at = std::ptr::from_ref(&*slot);
+        slot.set(Some(stream(held.clone())));
+        assert_eq!(
+            std::ptr::from_ref(&*slot),
+            at,
+            "the next stream in the same box"
+        );
+        let mut running = Running { slot: Some(slot) };
+        assert!(Pin::new(&mut running).poll(&mut cx).is_pending());
+        assert!(Pin::new(&mut running).poll(&mut cx).is_ready());
+        assert_eq!(Arc::strong_count(&held), 1);
     }
 }

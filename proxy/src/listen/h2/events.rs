@@ -62,7 +62,10 @@ pub fn apply(core: &mut Core, link: &Link, frames: &Bytes, event: Event, after: 
             id,
             data,
             end_stream,
-        } => core.data(id, chunk(frames, data), end_stream),
+        } => {
+            let data = chunk(&mut core.conn, frames, data);
+            core.data(id, data, end_stream)
+        }
         Event::Trailers { id, fields } => match header_map(fields, 0) {
             Ok(trailers) => core.trailers(id, trailers),
             Err(why) => {
