@@ -96,6 +96,16 @@ impl Body for H2RequestBody {
 }
 
 impl H2RequestBody {
+    /// The whole body, when all of it came already as one chunk without trailers (a gRPC
+    /// unary call's message, a small form): taken, and the body is at its end. None, and
+    /// nothing taken, otherwise.
+    pub fn take_whole(&mut self) -> Option<Bytes> {
+        let whole = self.source.as_ref()?.take_whole(self.id)?;
+        self.remaining = Some(0);
+        self.finish();
+        Some(whole)
+    }
+
     /// The body gave its end (or its error): its side of the stream is done.
     fn finish(&mut self) {
         if let Some(source) = self.source.take() {

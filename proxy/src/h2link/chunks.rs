@@ -35,6 +35,11 @@ impl Chunks {
         self.first.is_none()
     }
 
+    /// Exactly one chunk is held.
+    pub fn is_single(&self) -> bool {
+        self.first.is_some() && self.rest.is_empty()
+    }
+
     /// Empties the queue; returns the octets it held.
     pub fn clear(&mut self) -> usize {
         let held = self.first.take().map_or(0, |c| c.len());
@@ -53,8 +58,10 @@ mod tests {
         assert_eq!(chunks.pop_front(), None);
         chunks.push_back(Bytes::from_static(b"a"));
         assert!(!chunks.is_empty());
+        assert!(chunks.is_single());
         assert_eq!(chunks.rest.capacity(), 0, "one chunk is held in place");
         chunks.push_back(Bytes::from_static(b"bc"));
+        assert!(!chunks.is_single());
         chunks.push_back(Bytes::from_static(b"def"));
         assert_eq!(chunks.pop_front().as_deref(), Some(&b"a"[..]));
         chunks.push_back(Bytes::from_static(b"g"));

@@ -41,4 +41,8 @@ pub trait RequestSource: Send + Sync {
 
     /// Stream `id`'s body is done with: at its end, or dropped before it.
     fn finished(&self, id: u32);
+
+    /// Stream `id`'s whole body, taken at once (its window given back), when all of it came
+    /// already as one chunk and no trailers; else None and nothing taken.
+    fn take_whole(&self, id: u32) -> Option<Bytes>;
 }

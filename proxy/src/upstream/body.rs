@@ -83,6 +83,19 @@ impl Body for RequestBody {
     }
 }
 
+impl RequestBody {
+    /// The whole body when it is known already, taken: bytes given whole, or a client's body
+    /// that came as one chunk (`Received::take_whole`). None, and nothing taken, for a body
+    /// still to come or one a mirror reads too.
+    pub fn take_whole(&mut self) -> Option<Bytes> {
+        match self {
+            RequestBody::Client(b) => b.take_whole(),
+            RequestBody::Bytes(b) => b.take(),
+            _ => None,
+        }
+    }
+}
+
 /// Body bytes kept for a resend: a gRPC unary call or a form fits; an upload does not.
 pub const REPLAY_LIMIT: usize = 64 * 1024;
 

@@ -30,6 +30,17 @@ pub enum Received {
     Pooled(Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>),
 }
 
+impl Received {
+    /// The whole body when it is a client's HTTP/2 body that came already as one chunk
+    /// (`H2RequestBody::take_whole`); None, and nothing taken, otherwise.
+    pub fn take_whole(&mut self) -> Option<Bytes> {
+        match self {
+            Received::H2Request(b) => b.take_whole(),
+            _ => None,
+        }
+    }
+}
+
 impl Body for Received {
     type Data = Bytes;
     type Error = BoxError;

@@ -83,4 +83,8 @@ impl RequestSource for Shared {
     fn finished(&self, id: u32) {
         self.update(|core| core.body_dropped(id));
     }
+
+    fn take_whole(&self, id: u32) -> Option<Bytes> {
+        self.update(|core| core.take_whole(id))
+    }
 }

@@ -210,3 +210,79 @@ async fn a_reset_mid_response_drops_the_response_body_and_the_connection_serves_
     let (content, _) = within(60, read_all(resp.into_body())).await.expect("body");
     assert_eq!(content.len(), 8 * MIB);
 }
+
+/// `/whole`: the body taken whole once it has all come (`Received::take_whole`), retried every
+/// few milliseconds until it has; the answer says how it was taken and echoes it. `/partial`:
+/// `take_whole` is asked while the client still sends, then the body is read as it comes.
+fn whole() -> Handler {
+    Arc::new(|req| {
+        Box::pin(async move {
+            let partial = req.uri().path() == "/partial";
+            let mut body = req.into_body();
+            if partial {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                let taken = body.take_whole();
+                let content = body.collect().await.expect("request body").to_bytes();
+                let mut resp = Response::new(ResponseBody::text(content));
+                let said = if taken.is_none() { "no" } else { "yes" };
+                resp.headers_mut()
+                    .insert("x-whole", HeaderValue::from_static(said));
+                return resp;
+            }
+            for _ in 0..500 {
+                if let Some(content) = body.take_whole() {
+                    use http_body::Body as _;
+                    assert!(body.is_end_stream(), "a body taken whole is at its end");
+                    let mut resp = Response::new(ResponseBody::text(content));
+                    resp.headers_mut()
+                        .insert("x-whole", HeaderValue::from_static("yes"));
+                    return resp;
+                }
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            Response::new(ResponseBody::text("never whole"))
+        })
+    })
+}
+
+#[tokio::test]
+async fn a_body_taken_whole_gives_its_window_back_and_one_still_coming_is_not_taken() {
+    let server = start(LimitsSpec::default(), whole()).await;
+    let (client, conn) = client(server.addr, 1 << 20).await;
+    // 200 bodies of 8 KiB, each one DATA frame: 1.6 MiB through a connection window of 1 MiB,
+    // so the later ones come only if the whole bodies taken gave their window back.
+    for i in 0..200usize {
+        let body = Bytes::from(pattern(8 << 10, i as u8));
+        let req = Request::post("http://localhost/whole")
+            .body(())
+            .expect("request");
+        let mut ready = client.clone().ready().await.expect("ready");
+        let (resp, mut send) = ready.send_request(req, false).expect("send");
+        send.send_data(body.clone(), true).expect("data");
+        let resp = within(10, resp).await.expect("response");
+        assert_eq!(resp.headers()["x-whole"], "yes", "request {i}");
+        let (content, _) = read_all(resp.into_body()).await.expect("body");
+        assert!(content == body, "request {i}: the echo differs");
+    }
+    // A body still coming: not taken, and read whole afterwards.
+    let req = Request::post("http://localhost/partial")
+        .body(())
+        .expect("request");
+    let mut ready = client.clone().ready().await.expect("ready");
+    let (resp, mut send) = ready.send_request(req, false).expect("send");
+    send.send_data(Bytes::from_static(b"first "), false)
+        .expect("data");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    send.send_data(Bytes::from_static(b"second"), true)
+        .expect("data");
+    let resp = within(10, resp).await.expect("response");
+    assert_eq!(resp.headers()["x-whole"], "no");
+    let (content, _) = read_all(resp.into_body()).await.expect("body");
+    assert_eq!(content, b"first second");
+    drop((send, ready, client));
+    within(10, conn).await.expect("client").expect("clean end");
+    within(10, server.done)
+        .await
+        .expect("task")
+        .expect("served");
+}
