@@ -14,10 +14,18 @@ pub struct Chunks {
     /// The oldest chunk; None only when `rest` is empty too.
     first: Option<Bytes>,
     rest: VecDeque<Bytes>,
+    /// A chunk was pushed, ever.
+    began: bool,
 }
 
 impl Chunks {
+    /// No chunk was ever pushed: the next is the stream's first DATA.
+    pub fn is_unbegun(&self) -> bool {
+        !self.began
+    }
+
     pub fn push_back(&mut self, chunk: Bytes) {
+        self.began = true;
         if self.first.is_none() {
             self.first = Some(chunk);
         } else {
@@ -55,8 +63,10 @@ mod tests {
     fn chunks_come_out_in_order_and_the_first_takes_no_allocation() {
         let mut chunks = Chunks::default();
         assert!(chunks.is_empty());
+        assert!(chunks.is_unbegun());
         assert_eq!(chunks.pop_front(), None);
         chunks.push_back(Bytes::from_static(b"a"));
+        assert!(!chunks.is_unbegun());
         assert!(!chunks.is_empty());
         assert!(chunks.is_single());
         assert_eq!(chunks.rest.capacity(), 0, "one chunk is held in place");
@@ -68,6 +78,7 @@ mod tests {
         let order: Vec<Bytes> = std::iter::from_fn(|| chunks.pop_front()).collect();
         assert_eq!(order, [&b"bc"[..], b"def", b"g"]);
         assert!(chunks.is_empty());
+        assert!(!chunks.is_unbegun(), "emptied, but begun");
     }
 
     #[test]

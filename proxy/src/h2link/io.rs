@@ -21,11 +21,13 @@ const MIN_ROOM: usize = 4 << 10;
 /// many buffers for few octets. From this length on a pinned buffer holds at most about
 /// `READ_SIZE / SMALL_DATA` times the window's worth of memory.
 const SMALL_DATA: usize = 4 << 10;
-/// DATA shorter than this is copied into the connection's section buffer (`Conn::keep_data`)
-/// rather than into an allocation of its own: a gRPC unary call's message, a small form. It
-/// shares that 4 KiB buffer as a received head does, so a copy of it (a resendable body's) is
-/// a count, not the allocation a fresh buffer's first clone takes. Longer ones would use up the
-/// buffer in a few frames.
+/// A stream's first DATA shorter than this is copied into the connection's section buffer
+/// (`Conn::keep_data`) rather than into an allocation of its own: a gRPC unary call's message,
+/// a small form. It shares that 4 KiB buffer as a received head does, so a copy of it (a
+/// resendable body's) is a count, not the allocation a fresh buffer's first clone takes.
+/// Longer ones would use up the buffer in a few frames; and only the first, so that what a
+/// stream pins of these buffers is one at most, as for its head, bounded by the stream limit:
+/// a stream's later frames could otherwise each pin a buffer of its own, one octet apiece.
 const TINY_DATA: usize = 512;
 
 /// Bytes read and not yet consumed by the engine.
@@ -121,13 +123,18 @@ impl Inbound {
 }
 
 /// `range` of `frames`, received on `conn`: a copy in the connection's section buffer when
-/// tiny (`TINY_DATA`), a copy of its own when short (`SMALL_DATA`), else a slice of the same
-/// buffer.
-pub fn chunk<R: Role>(conn: &mut Conn<R>, frames: &Bytes, range: Range<usize>) -> Bytes {
+/// tiny and its stream's `first` DATA (`TINY_DATA`), a copy of its own when short
+/// (`SMALL_DATA`), else a slice of the same buffer.
+pub fn chunk<R: Role>(
+    conn: &mut Conn<R>,
+    frames: &Bytes,
+    range: Range<usize>,
+    first: bool,
+) -> Bytes {
     if range.end > frames.len() || range.start > range.end {
         return Bytes::new();
     }
-    if range.len() < TINY_DATA {
+    if first && range.len() < TINY_DATA {
         return conn.keep_data(frames.get(range).unwrap_or_default());
     }
     if range.len() < SMALL_DATA {
@@ -163,24 +170,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn tiny_data_is_copied_into_the_section_buffer_short_data_copied_long_data_shared() {
+    fn a_tiny_first_data_is_copied_into_the_section_buffer_short_data_copied_long_shared() {
         let mut conn = crate::h2wire::server::ServerConn::new(Default::default());
         let frames = Bytes::from(vec![7u8; 3 * SMALL_DATA]);
-        let tiny = chunk(&mut conn, &frames, 10..20);
-        let next = chunk(&mut conn, &frames, 30..40);
+        let tiny = chunk(&mut conn, &frames, 10..20, true);
+        let next = chunk(&mut conn, &frames, 30..40, true);
         assert_eq!((&tiny[..], &next[..]), (&[7u8; 10][..], &[7u8; 10][..]));
         assert_eq!(
             tiny.as_ptr().wrapping_add(10),
             next.as_ptr(),
             "one buffer, one after the other"
         );
-        let short = chunk(&mut conn, &frames, 10..10 + TINY_DATA);
+        let later = chunk(&mut conn, &frames, 50..60, false);
+        assert_eq!(&later[..], &[7u8; 10][..]);
+        assert_ne!(
+            later.as_ptr(),
+            next.as_ptr().wrapping_add(10),
+            "a stream's later DATA is a copy of its own"
+        );
+        let short = chunk(&mut conn, &frames, 10..10 + TINY_DATA, true);
         assert_eq!(&short[..], &frames[10..10 + TINY_DATA]);
         assert_ne!(short.as_ptr(), frames[10..].as_ptr(), "a copy");
-        let long = chunk(&mut conn, &frames, 5..5 + SMALL_DATA);
+        let long = chunk(&mut conn, &frames, 5..5 + SMALL_DATA, true);
         assert_eq!(long.len(), SMALL_DATA);
         assert_eq!(long.as_ptr(), frames[5..].as_ptr(), "a slice, not a copy");
-        assert!(chunk(&mut conn, &frames, 0..frames.len() + 1).is_empty());
+        assert!(chunk(&mut conn, &frames, 0..frames.len() + 1, true).is_empty());
     }
 
     #[tokio::test]

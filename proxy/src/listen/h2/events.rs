@@ -63,7 +63,8 @@ pub fn apply(core: &mut Core, link: &Link, frames: &Bytes, event: Event, after: 
             data,
             end_stream,
         } => {
-            let data = chunk(&mut core.conn, frames, data);
+            let first = core.is_first_data(id);
+            let data = chunk(&mut core.conn, frames, data, first);
             core.data(id, data, end_stream)
         }
         Event::Trailers { id, fields } => match header_map(fields, 0) {

@@ -132,6 +132,13 @@ impl Core {
 
     /// Request content for stream `id`: kept for its body, or given back at once when no body
     /// will take it (dropped, or the stream gone).
+    /// Stream `id` has had no DATA yet (`h2link::chunk`).
+    pub fn is_first_data(&self, id: u32) -> bool {
+        self.entries
+            .get(&id)
+            .is_some_and(|entry| entry.chunks.is_unbegun())
+    }
+
     pub fn data(&mut self, id: u32, chunk: Bytes, end_stream: bool) {
         let Some(entry) = self.entries.get_mut(&id) else {
             self.conn.release(id, chunk.len());

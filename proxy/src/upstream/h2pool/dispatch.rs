@@ -49,7 +49,9 @@ pub(super) fn deliver(inner: &mut Inner, event: Event, frames: &Bytes, signals: 
             match inner.streams.get_mut(&id) {
                 Some(state) if state.reading => {
                     if len > 0 {
-                        state.chunks.push_back(chunk(&mut inner.conn, frames, data));
+                        let first = state.chunks.is_unbegun();
+                        let chunk = chunk(&mut inner.conn, frames, data, first);
+                        state.chunks.push_back(chunk);
                         state.buffered += len;
                     }
                     state.end |= end_stream;
