@@ -10,7 +10,7 @@ use super::link::Link;
 use super::request;
 use super::state::Core;
 use super::stream::StreamHandle;
-use crate::h2link::{chunk, header_map, H2RequestBody};
+use crate::h2link::{header_map, H2RequestBody};
 use crate::h2wire::frame::ErrorCode;
 use crate::h2wire::server::Event;
 use crate::upstream::Received;
@@ -62,11 +62,7 @@ pub fn apply(core: &mut Core, link: &Link, frames: &Bytes, event: Event, after: 
             id,
             data,
             end_stream,
-        } => {
-            let first = core.is_first_data(id);
-            let data = chunk(&mut core.conn, frames, data, first);
-            core.data(id, data, end_stream)
-        }
+        } => core.data(id, frames, data, end_stream),
         Event::Trailers { id, fields } => match header_map(fields, 0) {
             Ok(trailers) => core.trailers(id, trailers),
             Err(why) => {

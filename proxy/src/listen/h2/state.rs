@@ -2,6 +2,7 @@
 //! it, and the wakers of the bodies, of the stream futures and of the connection's task.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
@@ -9,7 +10,7 @@ use http::HeaderMap;
 use http_body::Frame;
 use smallvec::SmallVec;
 
-use crate::h2link::{Chunks, StreamGone};
+use crate::h2link::{chunk, Chunks, StreamGone};
 use crate::h2wire::frame::ErrorCode;
 use crate::h2wire::server::{IdHash, ServerConn};
 
@@ -130,27 +131,25 @@ impl Core {
         self.entries.insert(id, entry);
     }
 
-    /// Request content for stream `id`: kept for its body, or given back at once when no body
-    /// will take it (dropped, or the stream gone).
-    /// Stream `id` has had no DATA yet (`h2link::chunk`).
-    pub fn is_first_data(&self, id: u32) -> bool {
-        self.entries
-            .get(&id)
-            .is_some_and(|entry| entry.chunks.is_unbegun())
-    }
-
-    pub fn data(&mut self, id: u32, chunk: Bytes, end_stream: bool) {
+    /// Request content for stream `id` (`range` of `frames`): made into a chunk and kept for
+    /// its body, or given back to the window at once, uncopied, when no body will take it
+    /// (dropped, or the stream gone). One lookup: whether this is the stream's first DATA
+    /// decides how the chunk is made (`h2link::chunk`).
+    pub fn data(&mut self, id: u32, frames: &Bytes, range: Range<usize>, end_stream: bool) {
         let Some(entry) = self.entries.get_mut(&id) else {
-            self.conn.release(id, chunk.len());
+            self.conn.release(id, range.len());
             return;
         };
         entry.ended |= end_stream;
         if !entry.body.is_alive() || entry.gone.is_some() {
-            self.conn.release(id, chunk.len());
+            self.conn.release(id, range.len());
             return;
         }
-        if !chunk.is_empty() {
-            entry.chunks.push_back(chunk);
+        if !range.is_empty() {
+            let first = entry.chunks.is_unbegun();
+            entry
+                .chunks
+                .push_back(chunk(&mut self.conn, frames, range, first));
         }
         entry.body.wake_into(&mut self.to_wake);
     }
