@@ -323,10 +323,15 @@ async fn connections_retire_after_their_request_count_and_no_call_is_lost() {
     assert_eq!(up.conns.load(std::sync::atomic::Ordering::SeqCst), 4);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_refused_stream_is_sent_again_with_its_body_whatever_its_method() {
-    // An h2 server that resets the first stream of every connection with REFUSED_STREAM
-    // without reading it, and answers the others with their body's length.
+/// An h2 server on 127.0.0.1 that resets the first `refuse` streams of every connection with
+/// REFUSED_STREAM without reading them, and answers the others with their body's length; with
+/// the count of streams it saw.
+async fn refusing_upstream(
+    refuse: usize,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::atomic::AtomicU64>,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let seen = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
@@ -338,10 +343,11 @@ async fn a_refused_stream_is_sent_again_with_its_body_whatever_its_method() {
                 let Ok(mut conn) = h2::server::handshake(tcp).await else {
                     return;
                 };
-                let mut first = true;
+                let mut refuse = refuse;
                 while let Some(Ok((req, mut respond))) = conn.accept().await {
                     counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                    if std::mem::take(&mut first) {
+                    if refuse > 0 {
+                        refuse -= 1;
                         respond.send_reset(h2::Reason::REFUSED_STREAM);
                         continue;
                     }
@@ -361,12 +367,21 @@ async fn a_refused_stream_is_sent_again_with_its_body_whatever_its_method() {
             });
         }
     });
+    (addr, seen)
+}
+
+/// One call through weir to an upstream that refuses the first `refuse` streams of each
+/// connection: answered whole, the upstream saw every try, weir counted each refusal and
+/// answered no 5xx.
+async fn call_through_refusals(refuse: usize) {
+    let (addr, seen) = refusing_upstream(refuse).await;
     let weir = Weir::start(&config(&addr.to_string(), "", ""));
     let mut h2 = h2c(weir.addr).await;
-    // A POST (not idempotent) with a body: refused once, then sent again whole.
+    // A POST (not idempotent) with a body: refused, then sent again whole.
     let (status, body) = call(&mut h2, 0).await.unwrap();
     assert_eq!((status, body.as_str()), (200, "10"));
-    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
+    let tries = u64::try_from(refuse).unwrap() + 1;
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), tries);
     let text = weir.metrics().await;
     let upstream = addr.to_string();
     assert_eq!(
@@ -375,7 +390,7 @@ async fn a_refused_stream_is_sent_again_with_its_body_whatever_its_method() {
             "weir_upstream_h2_refused_streams_total",
             &[("upstream", upstream.as_str())]
         ),
-        1.0,
+        refuse as f64,
         "{text}"
     );
     assert_eq!(
@@ -383,6 +398,20 @@ async fn a_refused_stream_is_sent_again_with_its_body_whatever_its_method() {
         0.0,
         "{text}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_stream_is_sent_again_with_its_body_whatever_its_method() {
+    call_through_refusals(1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_refused_by_several_streams_in_a_row_is_still_answered() {
+    // As a server at its cap on requests a connection refuses what comes past it: connections
+    // opened together reach such a cap together, so one request can be refused several times
+    // running — more than the two tries a stale HTTP/1 connection gets, and each refusal says
+    // the server did nothing.
+    call_through_refusals(4).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

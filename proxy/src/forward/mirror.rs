@@ -49,7 +49,7 @@ pub(super) fn start(
         let now = std::time::Instant::now();
         let answer = if endpoint.is_http2() {
             // A mirror never waits for an HTTP/2 stream: with the pool full it is skipped.
-            match endpoint.checkout(now).await {
+            match endpoint.checkout(now, false).await {
                 Ok(lease) => lease
                     .send(copy, now)
                     .await

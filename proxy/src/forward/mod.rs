@@ -195,8 +195,9 @@ impl Transport for HyperLeg {
             let wait_until = self
                 .wait_until
                 .unwrap_or_else(|| Instant::now() + endpoint.response_timeout());
-            // (`fresh` does not apply: a closed or refusing HTTP/2 connection has left the pool.)
-            endpoint.checkout(wait_until).await.map(Taken::Hyper)
+            // `fresh`: refused on a pooled connection (a closed or going-away one has left the
+            // pool): the connection that has carried fewest streams takes it.
+            endpoint.checkout(wait_until, fresh).await.map(Taken::Hyper)
         }
     }
 
@@ -223,9 +224,13 @@ impl Transport for HyperLeg {
         match lease.send(req, started).await {
             Ok((resp, release)) => Ok((resp, Some(release))),
             Err((SendError::NotSent(back), _release)) => {
-                // hyper never wrote it: it may go again as it is, whatever its method.
+                // Never written: it may go again as it is, whatever its method.
                 self.req = Some(*back);
                 Err(Undelivered::Stale)
+            }
+            Err((SendError::Refused(back), _release)) => {
+                self.req = Some(*back);
+                Err(Undelivered::Refused)
             }
             Err((SendError::Failed(err @ UpstreamError::Reset), _release)) => {
                 match self.again.take() {

@@ -6,7 +6,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::transport::STALE_RETRIES;
+use super::transport::{REFUSED_RETRIES, STALE_RETRIES};
 use super::*;
 use crate::stats::{LiveStats, Metrics, Role, UpstreamError};
 use crate::table::Compiler;
@@ -202,6 +202,46 @@ fn a_stale_connection_is_replaced_by_a_fresh_one_on_the_same_endpoint_a_bounded_
     assert_eq!(sends, STALE_RETRIES + 1);
     let exchange = chosen(&table);
     assert_eq!(recorded(&exchange, Role::Stable), (1, 1, 0));
+}
+
+#[test]
+fn a_refused_request_goes_again_as_fresh_up_to_its_own_larger_bound() {
+    // Refused by as many connections as its bound allows, then answered: each try after a
+    // refusal asks for a fresh connection, and the stale bound does not cut it short.
+    let table = table(true, None);
+    let mut sends: VecDeque<_> = (0..REFUSED_RETRIES)
+        .map(|_| Err(Undelivered::Refused))
+        .collect();
+    sends.push_back(Ok(200));
+    let mut script = Script {
+        sends,
+        ..Script::default()
+    };
+    let (result, on) = run(&table, &mut script);
+    assert_eq!((result, on), (Ok(200), Role::Stable));
+    let fresh = script
+        .log
+        .iter()
+        .filter(|l| l.starts_with("connect fresh"))
+        .count();
+    assert_eq!(fresh, REFUSED_RETRIES, "{:?}", script.log);
+    assert_eq!(
+        recorded(&chosen(&table), Role::Stable).1,
+        0,
+        "no failure recorded"
+    );
+
+    // Refused every time: a reset after REFUSED_RETRIES more tries, recorded once.
+    let table = self::table(true, None);
+    let mut script = Script {
+        sends: (0..20).map(|_| Err(Undelivered::Refused)).collect(),
+        ..Script::default()
+    };
+    let (result, _) = run(&table, &mut script);
+    assert_eq!(result, Err(Failure::Upstream(UpstreamError::Reset)));
+    let sends = script.log.iter().filter(|l| l.starts_with("send")).count();
+    assert_eq!(sends, REFUSED_RETRIES + 1);
+    assert_eq!(recorded(&chosen(&table), Role::Stable), (1, 1, 0));
 }
 
 #[test]

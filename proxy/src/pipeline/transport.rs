@@ -6,6 +6,8 @@
 //!   same once);
 //! - a pooled connection the upstream had closed (`Undelivered::Stale`) is replaced by a fresh
 //!   one, up to `STALE_RETRIES` times; the engine says when a request may go again;
+//! - a request the upstream refused unprocessed (`Undelivered::Refused`) goes again, as fresh,
+//!   up to `REFUSED_RETRIES` times;
 //! - the route's timeout covers all of it;
 //! - a request that waited for an HTTP/2 stream in vain is answered 503 at once;
 //! - every failure is recorded against the backend it happened on.
@@ -21,12 +23,24 @@ use crate::upstream::Endpoint;
 /// A pooled connection may turn out closed; this many fresh tries before giving up.
 pub const STALE_RETRIES: usize = 2;
 
+/// A request the upstream refused unprocessed may go again this many times. More than
+/// `STALE_RETRIES`: a server that closes each connection at a cap on requests (nginx's
+/// `keepalive_requests`, 1,000 by default) refuses what that connection had in flight past the
+/// cap, and connections opened together reach it together, so one request can be refused by
+/// several in a row. Each try is a stream on an open connection; the route's timeout bounds
+/// them all.
+pub const REFUSED_RETRIES: usize = 6;
+const _: () = assert!(REFUSED_RETRIES > STALE_RETRIES);
+
 /// Why a send produced no response head.
 pub(crate) enum Undelivered {
     /// The connection was closed before it took the request, and the request can go again as
     /// it is (the engine decides: hyper knows it never left; the byte engine needs a reused
     /// connection and a whole, idempotent request).
     Stale,
+    /// The upstream said it did not process it (HTTP/2: REFUSED_STREAM, or above a GOAWAY's
+    /// last stream, RFC 9113 §8.7), and the engine kept what it needs to send it again.
+    Refused,
     /// Sent, and the connection failed before a byte of answer; the engine can send the
     /// request again as it is and the method is idempotent. It goes to the other side once.
     Unanswered(UpstreamError),
@@ -87,6 +101,7 @@ async fn attempt<T: Transport>(
     let mut fresh = false;
     let mut fell_back = false;
     let mut stale = 0;
+    let mut refused = 0;
     loop {
         let err = match transport.connect(endpoint, fresh).await {
             // The backend's HTTP/2 streams are all taken and the wait for one ended: the
@@ -106,7 +121,12 @@ async fn attempt<T: Transport>(
                     fresh = true;
                     continue;
                 }
-                Err(Undelivered::Stale) => {
+                Err(Undelivered::Refused) if refused < REFUSED_RETRIES => {
+                    refused += 1;
+                    fresh = true;
+                    continue;
+                }
+                Err(Undelivered::Stale | Undelivered::Refused) => {
                     exchange.record_error(UpstreamError::Reset);
                     return Err(Failure::Upstream(UpstreamError::Reset));
                 }

@@ -35,6 +35,9 @@ pub struct Endpoint {
 pub enum SendError {
     /// The request never left: it may be tried again elsewhere.
     NotSent(Box<Request<RequestBody>>),
+    /// The HTTP/2 upstream refused it unprocessed (RFC 9113 §8.7): here again, its body from
+    /// the start, to be sent on another stream.
+    Refused(Box<Request<RequestBody>>),
     Failed(UpstreamError),
 }
 
@@ -85,10 +88,23 @@ impl Endpoint {
     }
 
     /// A stream of the HTTP/2 pool, waiting for one until `wait_until` at most when every
-    /// connection is at its limit. Failing here means nothing was sent. (HTTP/1 requests take
-    /// `checkout_raw`.)
-    pub async fn checkout(self: &Arc<Self>, wait_until: Instant) -> Result<Lease, UpstreamError> {
-        let slot = self.h2.checkout(wait_until, || self.open_h2()).await?;
+    /// connection is at its limit. `fresh`: the request was refused on a connection of the
+    /// pool, and goes to the one that has carried fewest streams (`h2pool::Prefer`). Failing
+    /// here means nothing was sent. (HTTP/1 requests take `checkout_raw`.)
+    pub async fn checkout(
+        self: &Arc<Self>,
+        wait_until: Instant,
+        fresh: bool,
+    ) -> Result<Lease, UpstreamError> {
+        let prefer = if fresh {
+            h2pool::Prefer::Youngest
+        } else {
+            h2pool::Prefer::LeastLoaded
+        };
+        let slot = self
+            .h2
+            .checkout(wait_until, prefer, || self.open_h2())
+            .await?;
         let sender = Sender::H2(slot.conn.link().clone());
         self.outstanding.fetch_add(1, Ordering::Relaxed);
         Ok(Lease {
@@ -228,7 +244,7 @@ impl Lease {
                         // another stream, whatever its method, if its body was kept.
                         self.release.endpoint.metrics.refused.inc();
                         let failed = match resend.again(*head) {
-                            Some(req) => SendError::NotSent(Box::new(req)),
+                            Some(req) => SendError::Refused(Box::new(req)),
                             None => SendError::Failed(UpstreamError::Reset),
                         };
                         Err((failed, self.release))

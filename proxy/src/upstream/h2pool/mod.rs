@@ -41,6 +41,7 @@ pub use signals::Signals;
 
 use crate::stats::{PoolMetrics, UpstreamError};
 use crate::table_spec::Http2PoolSpec;
+pub use pick::Prefer;
 use pick::{pick, Limits, Load};
 
 pub struct H2Pool {
@@ -107,6 +108,7 @@ impl H2Conn {
     fn load(&self, spec: &Http2PoolSpec) -> Load {
         Load {
             in_flight: self.in_flight.load(Ordering::Relaxed),
+            served: self.served.load(Ordering::Relaxed),
             limit: spec
                 .max_streams_per_connection
                 .min(self.signals.max_streams()),
@@ -150,10 +152,15 @@ impl H2Pool {
         &self.spec
     }
 
-    /// A stream for one request, waiting until `deadline` at most when every connection is
-    /// full. `open` makes a new connection. Errors: `open`'s, or `StreamLimit` when the queue
-    /// is full or the deadline passed.
-    pub async fn checkout<F, Fut>(&self, deadline: Instant, open: F) -> Result<Slot, UpstreamError>
+    /// A stream for one request, on the connection it `prefer`s, waiting until `deadline` at
+    /// most when every connection is full. `open` makes a new connection. Errors: `open`'s, or
+    /// `StreamLimit` when the queue is full or the deadline passed.
+    pub async fn checkout<F, Fut>(
+        &self,
+        deadline: Instant,
+        prefer: Prefer,
+        open: F,
+    ) -> Result<Slot, UpstreamError>
     where
         F: Fn() -> Fut,
         Fut: Future<Output = Result<H2Conn, UpstreamError>>,
@@ -161,7 +168,7 @@ impl H2Pool {
         let mut waited: Option<Instant> = None;
         let result = loop {
             // The common case: a stream is free, or a connection may open.
-            match self.choose(waited.is_some()) {
+            match self.choose(waited.is_some(), prefer) {
                 Choice::Use(slot) => break Ok(slot),
                 Choice::Open => break self.open_and_take(&open).await,
                 Choice::Wait => {}
@@ -180,7 +187,7 @@ impl H2Pool {
             let notified = self.changed.notified();
             tokio::pin!(notified);
             notified.as_mut().enable();
-            match self.choose(true) {
+            match self.choose(true, prefer) {
                 Choice::Use(slot) => break Ok(slot),
                 Choice::Open => break self.open_and_take(&open).await,
                 Choice::Wait => {}
@@ -200,7 +207,7 @@ impl H2Pool {
     }
 
     /// Looks at the connections under the lock and takes a stream or a right to open one.
-    fn choose(&self, waiting_already: bool) -> Choice<Slot> {
+    fn choose(&self, waiting_already: bool, prefer: Prefer) -> Choice<Slot> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         // A connection that takes no new streams leaves the pool; its streams hold it open.
         state.conns.retain(|c| c.takes_streams(&self.spec));
@@ -210,7 +217,7 @@ impl H2Pool {
             streams_per_connection: self.spec.max_streams_per_connection,
         };
         let loads = state.conns.iter().map(|c| c.load(&self.spec));
-        match pick(loads, state.opening, waiting, limits) {
+        match pick(loads, state.opening, waiting, limits, prefer) {
             pick::Pick::Use(i) => Choice::Use(self.take(&state.conns[i])),
             pick::Pick::Open => {
                 state.opening += 1;

@@ -4,6 +4,8 @@
 #[derive(Clone, Copy, Debug)]
 pub struct Load {
     pub in_flight: u32,
+    /// Streams it has carried: how near it is to a server's cap on requests a connection.
+    pub served: u64,
     /// The lower of weir's cap and the server's SETTINGS_MAX_CONCURRENT_STREAMS.
     pub limit: u32,
 }
@@ -27,22 +29,39 @@ pub enum Pick {
     Wait,
 }
 
-/// The least-loaded connection with a free stream (the first of equals, so that a lightly
-/// loaded pool concentrates on its oldest connections and the newest can go idle). With none,
-/// a new connection if the cap allows and the connections already opening will not carry
-/// everyone who waits (`waiting` counts this request too).
+/// Which connection with a free stream a request prefers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Prefer {
+    /// The least loaded (the first of equals, so that a lightly loaded pool concentrates on
+    /// its oldest connections and the newest can go idle).
+    LeastLoaded,
+    /// The one that has carried the fewest streams: for a request a server refused when it
+    /// closed a connection at its cap on requests (nginx's `keepalive_requests`, 1,000 by
+    /// default). The other connections near their own cap would likely refuse it again; the
+    /// youngest is the furthest from it.
+    Youngest,
+}
+
+/// A connection with a free stream, by `prefer`. With none, a new connection if the cap allows
+/// and the connections already opening will not carry everyone who waits (`waiting` counts
+/// this request too).
 pub fn pick(
     conns: impl IntoIterator<Item = Load>,
     opening: u32,
     waiting: u32,
     limits: Limits,
+    prefer: Prefer,
 ) -> Pick {
+    let key = |c: &Load| match prefer {
+        Prefer::LeastLoaded => u64::from(c.in_flight),
+        Prefer::Youngest => c.served,
+    };
     let mut open = 0u64;
-    let mut best: Option<(usize, u32)> = None;
+    let mut best: Option<(usize, u64)> = None;
     for (i, c) in conns.into_iter().enumerate() {
         open += 1;
-        if c.in_flight < c.limit && best.is_none_or(|(_, least)| c.in_flight < least) {
-            best = Some((i, c.in_flight));
+        if c.in_flight < c.limit && best.is_none_or(|(_, least)| key(&c) < least) {
+            best = Some((i, key(&c)));
         }
     }
     if let Some((i, _)) = best {
@@ -67,7 +86,21 @@ mod tests {
     };
 
     fn load(in_flight: u32, limit: u32) -> Load {
-        Load { in_flight, limit }
+        Load {
+            in_flight,
+            served: 0,
+            limit,
+        }
+    }
+
+    /// `pick` for a request the pool has not refused.
+    fn pick(
+        conns: impl IntoIterator<Item = Load>,
+        opening: u32,
+        waiting: u32,
+        limits: Limits,
+    ) -> Pick {
+        super::pick(conns, opening, waiting, limits, Prefer::LeastLoaded)
     }
 
     #[test]
@@ -107,5 +140,28 @@ mod tests {
         assert_eq!(pick([], 1, 10, LIMITS), Pick::Wait);
         assert_eq!(pick([], 1, 11, LIMITS), Pick::Open);
         assert_eq!(pick([], 3, 100, LIMITS), Pick::Wait, "the cap holds");
+    }
+
+    #[test]
+    fn a_refused_request_goes_to_the_connection_that_has_carried_fewest_streams_with_room() {
+        let served = |in_flight, served, limit| Load {
+            in_flight,
+            served,
+            limit,
+        };
+        // Least loaded is the first (900 carried, near a 1,000 cap); the third has carried
+        // fewest but is full; the second is the youngest with room.
+        let conns = [served(2, 900, 10), served(9, 120, 10), served(10, 40, 10)];
+        assert_eq!(pick(conns, 0, 1, LIMITS), Pick::Use(0));
+        assert_eq!(
+            super::pick(conns, 0, 1, LIMITS, Prefer::Youngest),
+            Pick::Use(1)
+        );
+        // None with room: it opens one, as any request would.
+        let full = [served(10, 900, 10), served(10, 40, 10)];
+        assert_eq!(
+            super::pick(full, 0, 1, LIMITS, Prefer::Youngest),
+            Pick::Open
+        );
     }
 }
