@@ -99,7 +99,7 @@ impl Endpoint {
         let prefer = if fresh {
             h2pool::Prefer::Youngest
         } else {
-            h2pool::Prefer::LeastLoaded
+            h2pool::Prefer::Oldest
         };
         let slot = self
             .h2

@@ -1,5 +1,5 @@
-//! One HTTP/2 upstream address's connections. A stream goes to the least-loaded connection
-//! below its limit (weir's cap or the server's SETTINGS_MAX_CONCURRENT_STREAMS, the lower);
+//! One HTTP/2 upstream address's connections. A stream goes to the oldest connection below
+//! its limit (weir's cap or the server's SETTINGS_MAX_CONCURRENT_STREAMS, the lower);
 //! when all are full another opens, up to a cap; past that a request waits, in a bounded
 //! queue, until a stream frees or its deadline passes. A connection whose server sent GOAWAY,
 //! or that reached its maximum age or request count, takes no new stream and closes once its
