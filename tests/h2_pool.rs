@@ -1,6 +1,6 @@
 //! HTTP/2 upstreams as a pool of connections (issue 18), end to end: the weir binary, a real
 //! hyper h2c upstream on 127.0.0.1 with a stream limit, graceful GOAWAYs and a relay that can
-//! go silent, and real HTTP/2 clients.
+//! go silent, a real nginx that ends connections at its request cap, and real HTTP/2 clients.
 
 mod common;
 
@@ -13,6 +13,7 @@ use hyper::client::conn::http2;
 
 use common::client::h2c;
 use common::h2_upstream::{H2Upstream, Relay};
+use common::nginx::Nginx;
 use common::weir::{sample, Weir};
 
 fn config(upstream: &str, pool: &str, route_extra: &str) -> String {
@@ -412,6 +413,47 @@ async fn a_request_refused_by_several_streams_in_a_row_is_still_answered() {
     // running — more than the two tries a stale HTTP/1 connection gets, and each refusal says
     // the server did nothing.
     call_through_refusals(4).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_nginx_ending_connections_at_its_request_cap_loses_no_call_and_its_cap_is_learnt() {
+    // nginx ends each HTTP/2 connection after `keepalive_requests` streams with one GOAWAY;
+    // the streams weir had sent past it are unprocessed. Every call must still be answered,
+    // and once two connections have ended at the same count weir retires its connections at
+    // that count itself, so nothing more is refused.
+    let nginx = Nginx::h2c("capped", 20);
+    let weir = Weir::start(&config(&nginx.addr.to_string(), "", ""));
+    let upstream = nginx.addr.to_string();
+    let labels = [("upstream", upstream.as_str())];
+    let mut refused = Vec::new();
+    for _ in 0..6 {
+        // 60 calls at once on one client connection: they reach the pool together and go
+        // out together, past a cap of 20.
+        let answers = burst(&weir, 1, 60, 0).await;
+        let failed: Vec<_> = answers.iter().filter(|(s, _)| *s != 200).collect();
+        assert!(failed.is_empty(), "{} failed: {failed:?}", failed.len());
+        assert!(answers.iter().all(|(_, body)| body == "capped\n"));
+        let text = weir.metrics().await;
+        refused.push(sample(
+            &text,
+            "weir_upstream_h2_refused_streams_total",
+            &labels,
+        ));
+    }
+    assert!(
+        refused[0] > 0.0,
+        "nginx refused nothing: the case this test is about did not arise ({refused:?})"
+    );
+    assert_eq!(
+        refused[2], refused[5],
+        "refusals went on after the cap could be learnt: {refused:?}"
+    );
+    let text = weir.metrics().await;
+    assert_eq!(
+        sample(&text, "weir_requests_total", &[("class", "5xx")]),
+        0.0,
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,7 +3,9 @@
 #   - Debian's `prometheus` package: `promtool check metrics` and a real Prometheus server that
 #     scrapes weir in tests/prometheus.rs;
 #   - Debian's `chromium` and `chromium-driver`: the rollout page tested in a real headless
-#     browser (tests/ui.rs).
+#     browser (tests/ui.rs);
+#   - Debian's `nginx-light`: a real h2c upstream ending connections at its request cap
+#     (tests/h2_pool.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +13,7 @@ missing=()
 command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || missing+=(prometheus)
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
+[ -x /usr/sbin/nginx ] || missing+=(nginx-light)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

@@ -6,6 +6,7 @@ pub mod client;
 pub mod h2_upstream;
 pub mod listener;
 pub mod load;
+pub mod nginx;
 pub mod tls;
 pub mod webdriver;
 pub mod weir;

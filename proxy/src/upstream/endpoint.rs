@@ -58,9 +58,9 @@ impl Endpoint {
         };
         Ok(Endpoint {
             raw_idle: IdleStack::new(key.max_idle),
+            h2: H2Pool::new(http2, metrics.clone(), key.address.clone()),
             key,
             tls,
-            h2: H2Pool::new(http2, metrics.clone()),
             metrics,
             outstanding: AtomicUsize::new(0),
         })

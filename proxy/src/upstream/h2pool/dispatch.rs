@@ -88,7 +88,7 @@ pub(super) fn deliver(inner: &mut Inner, event: Event, frames: &Bytes, signals: 
             code,
             unprocessed,
         } => {
-            signals.go_away(last_stream, code);
+            signals.go_away(last_stream, code, !unprocessed.is_empty());
             // Above the last stream the server processes: not processed, and never will be.
             for id in unprocessed {
                 if let Some(state) = inner.streams.get_mut(&id) {

@@ -2,7 +2,8 @@
 //! its limit (weir's cap or the server's SETTINGS_MAX_CONCURRENT_STREAMS, the lower);
 //! when all are full another opens, up to a cap; past that a request waits, in a bounded
 //! queue, until a stream frees or its deadline passes. A connection whose server sent GOAWAY,
-//! or that reached its maximum age or request count, takes no new stream and closes once its
+//! or that reached its maximum age or request count (configured, or the server's own as its
+//! connections' ends showed it: `learned_cap`), takes no new stream and closes once its
 //! streams end. Streams the server refused are sent again (`resend`).
 //!
 //! Each connection is weir's own sans-I/O HTTP/2 client (`crate::h2wire::client`) behind one
@@ -19,6 +20,7 @@ mod driver;
 mod error;
 mod exchange;
 mod fields;
+mod learned_cap;
 mod link;
 mod pick;
 mod resend;
@@ -53,12 +55,38 @@ pub struct H2Pool {
     /// A stream ended or a connection opened (or failed to): waiters look again.
     changed: Notify,
     metrics: PoolMetrics,
+    /// The address, for what the pool logs.
+    upstream: String,
 }
 
 #[derive(Default)]
 struct State {
     conns: Vec<Arc<H2Conn>>,
     opening: u32,
+    /// The server's cap on streams a connection, if its connections' ends show one.
+    learned: learned_cap::LearnedCap,
+}
+
+impl State {
+    /// Connections that take no new streams leave the pool (their streams hold them open);
+    /// how the server ended them teaches its cap. `keep` decides the others.
+    fn leave(&mut self, spec: &Http2PoolSpec, upstream: &str, keep: impl Fn(&H2Conn) -> bool) {
+        let State { conns, learned, .. } = self;
+        conns.retain(|c| {
+            if c.takes_streams(spec) {
+                return keep(c);
+            }
+            if let Some(cap) = c.signals.ended_at().and_then(|n| learned.ended_at(n)) {
+                tracing::info!(
+                    upstream,
+                    cap,
+                    "the HTTP/2 upstream {upstream} ends its connections after {cap} streams: \
+                     weir's are retired at that count from now on"
+                );
+            }
+            false
+        });
+    }
 }
 
 /// One connection of the pool.
@@ -138,13 +166,14 @@ pub struct Slot {
 }
 
 impl H2Pool {
-    pub fn new(spec: Http2PoolSpec, metrics: PoolMetrics) -> Self {
+    pub fn new(spec: Http2PoolSpec, metrics: PoolMetrics, upstream: String) -> Self {
         H2Pool {
             spec,
             state: Mutex::new(State::default()),
             waiting: AtomicU32::new(0),
             changed: Notify::new(),
             metrics,
+            upstream,
         }
     }
 
@@ -209,8 +238,7 @@ impl H2Pool {
     /// Looks at the connections under the lock and takes a stream or a right to open one.
     fn choose(&self, waiting_already: bool, prefer: Prefer) -> Choice<Slot> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        // A connection that takes no new streams leaves the pool; its streams hold it open.
-        state.conns.retain(|c| c.takes_streams(&self.spec));
+        state.leave(&self.spec, &self.upstream, |_| true);
         let waiting = self.waiting.load(Ordering::SeqCst) + u32::from(!waiting_already);
         let limits = Limits {
             max_connections: self.spec.max_connections,
@@ -218,7 +246,7 @@ impl H2Pool {
         };
         let loads = state.conns.iter().map(|c| c.load(&self.spec));
         match pick(loads, state.opening, waiting, limits, prefer) {
-            pick::Pick::Use(i) => Choice::Use(self.take(&state.conns[i])),
+            pick::Pick::Use(i) => Choice::Use(self.take(&state.conns[i], state.learned.cap())),
             pick::Pick::Open => {
                 state.opening += 1;
                 Choice::Open
@@ -245,24 +273,23 @@ impl H2Pool {
         }
         let opening = Opening(self);
         let conn = Arc::new(open().await?);
-        let slot = self.take(&conn);
-        self.state
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .conns
-            .push(conn);
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = self.take(&conn, state.learned.cap());
+        state.conns.push(conn);
+        drop(state);
         drop(opening);
         Ok(slot)
     }
 
-    fn take(&self, conn: &Arc<H2Conn>) -> Slot {
+    /// A stream on `conn`; past the configured or `learned` cap on streams it is retired.
+    fn take(&self, conn: &Arc<H2Conn>, learned: Option<u32>) -> Slot {
         conn.in_flight.fetch_add(1, Ordering::SeqCst);
         let served = conn.served.fetch_add(1, Ordering::Relaxed) + 1;
-        if self
-            .spec
-            .max_requests_per_connection
-            .is_some_and(|max| served >= max)
-        {
+        let cap = match (self.spec.max_requests_per_connection, learned) {
+            (Some(set), Some(learned)) => Some(set.min(u64::from(learned))),
+            (set, learned) => set.or(learned.map(u64::from)),
+        };
+        if cap.is_some_and(|max| served >= max) {
             conn.retired.store(true, Ordering::Relaxed);
         }
         self.metrics.streams.inc();
@@ -285,9 +312,9 @@ impl H2Pool {
     pub fn evict_idle(&self, idle: Duration) -> usize {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let before = state.conns.len();
-        state
-            .conns
-            .retain(|c| c.takes_streams(&self.spec) && c.idle_for().is_none_or(|d| d <= idle));
+        state.leave(&self.spec, &self.upstream, |c| {
+            c.idle_for().is_none_or(|d| d <= idle)
+        });
         before - state.conns.len()
     }
 }

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use prometheus_client::metrics::counter::Counter;
 use tokio::sync::Notify;
 
+use super::learned_cap;
 use crate::h2wire::frame::ErrorCode;
 
 pub struct Signals {
@@ -18,6 +19,9 @@ pub struct Signals {
     /// Settled, or closed before that.
     settling: Notify,
     going_away: AtomicBool,
+    /// Streams the server processed before a GOAWAY that refused later ones (`learned_cap`);
+    /// 0 when none did.
+    ended_at: AtomicU32,
     goaways: Counter,
     /// The connection's driver ended (closed, failed, or found dead): no new streams.
     closed: AtomicBool,
@@ -30,6 +34,7 @@ impl Signals {
             settled: AtomicBool::new(false),
             settling: Notify::new(),
             going_away: AtomicBool::new(false),
+            ended_at: AtomicU32::new(0),
             goaways,
             closed: AtomicBool::new(false),
         }
@@ -62,7 +67,12 @@ impl Signals {
     }
 
     pub fn going_away(&self) -> bool {
-        self.going_away.load(Ordering::Relaxed)
+        self.going_away.load(Ordering::SeqCst)
+    }
+
+    /// Streams the server processed before its GOAWAY refused later ones, if it did.
+    pub fn ended_at(&self) -> Option<u32> {
+        Some(self.ended_at.load(Ordering::SeqCst)).filter(|&n| n > 0)
     }
 
     /// A SETTINGS frame was applied; `max_streams` if it said SETTINGS_MAX_CONCURRENT_STREAMS.
@@ -75,9 +85,15 @@ impl Signals {
         }
     }
 
-    pub(super) fn go_away(&self, last_stream_id: u32, code: ErrorCode) {
+    /// The server sent GOAWAY; `refused`: streams this side had sent past `last_stream_id`.
+    pub(super) fn go_away(&self, last_stream_id: u32, code: ErrorCode, refused: bool) {
+        if refused && code == ErrorCode::NO_ERROR {
+            // Before `going_away`: the pool reads it once the connection takes no streams.
+            self.ended_at
+                .store(learned_cap::processed(last_stream_id), Ordering::SeqCst);
+        }
         // A graceful shutdown sends two (RFC 9113 §6.8): one connection, one count.
-        if !self.going_away.swap(true, Ordering::Relaxed) {
+        if !self.going_away.swap(true, Ordering::SeqCst) {
             self.goaways.inc();
         }
         tracing::debug!(last_stream_id, error_code = %code, "upstream sent GOAWAY");
