@@ -454,6 +454,11 @@ async fn a_real_nginx_ending_connections_at_its_request_cap_loses_no_call_and_it
         0.0,
         "{text}"
     );
+    assert_eq!(
+        sample(&text, "weir_upstream_h2_learned_stream_cap", &labels),
+        20.0,
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

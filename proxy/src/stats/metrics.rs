@@ -168,6 +168,7 @@ impl Metrics {
             streams: pool.streams.get_or_create(&labels).clone(),
             goaways: pool.goaways.get_or_create(&labels).clone(),
             refused: pool.refused.get_or_create(&labels).clone(),
+            learned_cap: pool.learned_cap.get_or_create(&labels).clone(),
             waits: pool.waits.get_or_create(&labels).clone(),
             wait_time: pool.wait_time.get_or_create(&labels).clone(),
             opened: pool.opened.get_or_create(&labels).clone(),
@@ -514,6 +515,7 @@ struct PoolFamilies {
     streams: Family<UpstreamLabels, Gauge>,
     goaways: Family<UpstreamLabels, Counter>,
     refused: Family<UpstreamLabels, Counter>,
+    learned_cap: Family<UpstreamLabels, Gauge>,
     waits: Family<UpstreamLabels, Counter>,
     wait_time: Family<UpstreamLabels, AtomicHistogram>,
     opened: Family<UpstreamLabels, Counter>,
@@ -527,6 +529,7 @@ impl PoolFamilies {
             streams: Family::default(),
             goaways: Family::default(),
             refused: Family::default(),
+            learned_cap: Family::default(),
             waits: Family::default(),
             wait_time: Family::default(),
             opened: Family::default(),
@@ -553,6 +556,12 @@ impl PoolFamilies {
             "Streams the upstream refused (REFUSED_STREAM, or above a graceful GOAWAY's last \
              stream id); each is sent again when its body was kept",
             families.refused.clone(),
+        );
+        registry.register(
+            "upstream_h2_learned_stream_cap",
+            "Streams an HTTP/2 connection to the upstream address carries before weir retires \
+             it, learnt from the server ending connections at that count (0: none learnt)",
+            families.learned_cap.clone(),
         );
         registry.register(
             "upstream_h2_stream_waits",
@@ -588,6 +597,7 @@ pub struct PoolMetrics {
     pub streams: Gauge,
     pub goaways: Counter,
     pub refused: Counter,
+    pub learned_cap: Gauge,
     pub waits: Counter,
     pub wait_time: AtomicHistogram,
     pub opened: Counter,

@@ -70,13 +70,15 @@ struct State {
 impl State {
     /// Connections that take no new streams leave the pool (their streams hold them open);
     /// how the server ended them teaches its cap. `keep` decides the others.
-    fn leave(&mut self, spec: &Http2PoolSpec, upstream: &str, keep: impl Fn(&H2Conn) -> bool) {
+    fn leave(&mut self, pool: &H2Pool, keep: impl Fn(&H2Conn) -> bool) {
+        let (spec, upstream) = (&pool.spec, pool.upstream.as_str());
         let State { conns, learned, .. } = self;
         conns.retain(|c| {
             if c.takes_streams(spec) {
                 return keep(c);
             }
             if let Some(cap) = c.signals.ended_at().and_then(|n| learned.ended_at(n)) {
+                pool.metrics.learned_cap.set(i64::from(cap));
                 tracing::info!(
                     upstream,
                     cap,
@@ -238,7 +240,7 @@ impl H2Pool {
     /// Looks at the connections under the lock and takes a stream or a right to open one.
     fn choose(&self, waiting_already: bool, prefer: Prefer) -> Choice<Slot> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.leave(&self.spec, &self.upstream, |_| true);
+        state.leave(self, |_| true);
         let waiting = self.waiting.load(Ordering::SeqCst) + u32::from(!waiting_already);
         let limits = Limits {
             max_connections: self.spec.max_connections,
@@ -312,9 +314,7 @@ impl H2Pool {
     pub fn evict_idle(&self, idle: Duration) -> usize {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let before = state.conns.len();
-        state.leave(&self.spec, &self.upstream, |c| {
-            c.idle_for().is_none_or(|d| d <= idle)
-        });
+        state.leave(self, |c| c.idle_for().is_none_or(|d| d <= idle));
         before - state.conns.len()
     }
 }
