@@ -287,10 +287,14 @@ impl H2Pool {
     fn take(&self, conn: &Arc<H2Conn>, learned: Option<u32>) -> Slot {
         conn.in_flight.fetch_add(1, Ordering::SeqCst);
         let served = conn.served.fetch_add(1, Ordering::Relaxed) + 1;
-        let cap = match (self.spec.max_requests_per_connection, learned) {
-            (Some(set), Some(learned)) => Some(set.min(u64::from(learned))),
-            (set, learned) => set.or(learned.map(u64::from)),
-        };
+        // The lower of the two, where there is one.
+        let cap = [
+            self.spec.max_requests_per_connection,
+            learned.map(u64::from),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         if cap.is_some_and(|max| served >= max) {
             conn.retired.store(true, Ordering::Relaxed);
         }
