@@ -61,7 +61,7 @@ fn spec(sticky: bool) -> TableSpec {
 fn compiler() -> Compiler {
     let metrics = Arc::new(Metrics::new());
     Compiler {
-        upstreams: Arc::new(Upstreams::new(metrics.clone())),
+        upstreams: Arc::new(Upstreams::new(metrics.clone(), 1)),
         metrics,
         live: Arc::new(LiveStats::new()),
     }

@@ -102,7 +102,7 @@ fn slices(services: &[&str]) -> BTreeMap<String, SliceView> {
 fn compile(table: &TableSpec) -> RouteTable {
     let metrics = Arc::new(Metrics::new());
     let compiler = Compiler {
-        upstreams: Arc::new(Upstreams::new(metrics.clone())),
+        upstreams: Arc::new(Upstreams::new(metrics.clone(), 1)),
         metrics,
         live: Arc::new(LiveStats::new()),
     };

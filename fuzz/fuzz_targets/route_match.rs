@@ -74,7 +74,7 @@ fn table() -> &'static RouteTable {
         }
         let metrics = Arc::new(Metrics::new());
         let compiler = Compiler {
-            upstreams: Arc::new(Upstreams::new(metrics.clone())),
+            upstreams: Arc::new(Upstreams::new(metrics.clone(), 1)),
             metrics,
             live: Arc::new(LiveStats::new()),
         };

@@ -22,6 +22,7 @@ mod stock;
 pub mod table;
 pub mod table_spec;
 pub mod upstream;
+pub mod worker;
 
 pub use plane::DataPlane;
 /// Empties the per-thread stocks of request buffers and busy connections' futures, before a

@@ -17,12 +17,19 @@ pub struct DataPlane {
 }
 
 impl DataPlane {
+    /// A data plane for one worker (tests, tools): see `for_workers`.
     pub fn new() -> Arc<Self> {
+        Self::for_workers(1)
+    }
+
+    /// A data plane served by `workers` worker threads, each with its own upstream
+    /// connections (`crate::worker`).
+    pub fn for_workers(workers: usize) -> Arc<Self> {
         let metrics = Arc::new(Metrics::new());
         let live = Arc::new(LiveStats::new());
         let table = Arc::new(TableHandle::new(metrics.clone()));
         let compiler = Compiler {
-            upstreams: Arc::new(Upstreams::new(metrics.clone())),
+            upstreams: Arc::new(Upstreams::new(metrics.clone(), workers)),
             metrics: metrics.clone(),
             live: live.clone(),
         };

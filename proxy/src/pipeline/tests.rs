@@ -25,7 +25,7 @@ fn table(canary: bool, timeout: Option<Duration>) -> RouteTable {
     route.timeout = timeout;
     let metrics = Arc::new(Metrics::new());
     let compiler = Compiler {
-        upstreams: Arc::new(Upstreams::new(metrics.clone())),
+        upstreams: Arc::new(Upstreams::new(metrics.clone(), 1)),
         metrics,
         live: Arc::new(LiveStats::new()),
     };

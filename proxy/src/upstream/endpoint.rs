@@ -1,6 +1,8 @@
 //! One upstream address: its pool of idle HTTP/1 connections (newest first, `super::idle`) or
-//! its pool of HTTP/2 connections (`super::h2pool`). HTTP/1 connections are bytes (`RawConn`)
-//! that both engines write to; hyper's client is only opened for an upgrade, never pooled.
+//! its pool of HTTP/2 connections (`super::h2pool`), each kept one per worker (a connection is
+//! used only on the worker that opened it: `crate::worker`). HTTP/1 connections are bytes
+//! (`RawConn`) that both engines write to; hyper's client is only opened for an upgrade, never
+//! pooled.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,14 +20,16 @@ use super::received::Received;
 use super::EndpointKey;
 use crate::deadline::is_deadline_error;
 use crate::stats::{PoolMetrics, UpstreamError};
-use crate::table_spec::UpstreamProtocol;
+use crate::table_spec::{Http2PoolSpec, UpstreamProtocol};
+use crate::worker::{share, PerWorker};
 
 pub struct Endpoint {
     key: EndpointKey,
     tls: Option<TlsTarget>,
-    /// Idle HTTP/1 connections.
-    raw_idle: IdleStack<RawConn>,
-    h2: H2Pool,
+    /// Idle HTTP/1 connections, each worker's own.
+    raw_idle: PerWorker<IdleStack<RawConn>>,
+    /// Each worker's HTTP/2 connections.
+    h2: PerWorker<H2Pool>,
     /// This address's pool metrics (the HTTP/2 pool holds the same handles).
     metrics: PoolMetrics,
     outstanding: AtomicUsize,
@@ -44,8 +48,9 @@ pub enum SendError {
 impl Endpoint {
     pub(super) fn new(
         key: EndpointKey,
-        http2: crate::table_spec::Http2PoolSpec,
+        http2: Http2PoolSpec,
         metrics: PoolMetrics,
+        workers: usize,
     ) -> Result<Self, String> {
         let tls = match &key.tls {
             None => None,
@@ -57,8 +62,23 @@ impl Endpoint {
             }
         };
         Ok(Endpoint {
-            raw_idle: IdleStack::new(key.max_idle),
-            h2: H2Pool::new(http2, metrics.clone(), key.address.clone()),
+            // Idle HTTP/1 connections are a cache: each worker keeps its share of them.
+            raw_idle: PerWorker::new(workers, |i| IdleStack::new(share(key.max_idle, workers, i))),
+            // The HTTP/2 caps are counted over every worker's pool (`h2pool::Shared`).
+            h2: {
+                let shared = Arc::new(h2pool::Shared::new(
+                    http2.max_connections,
+                    http2.max_pending,
+                ));
+                PerWorker::new(workers, |_| {
+                    H2Pool::new(
+                        http2.clone(),
+                        shared.clone(),
+                        metrics.clone(),
+                        key.address.clone(),
+                    )
+                })
+            },
             key,
             tls,
             metrics,
@@ -101,9 +121,9 @@ impl Endpoint {
         } else {
             h2pool::Prefer::Oldest
         };
-        let slot = self
-            .h2
-            .checkout(wait_until, prefer, || self.open_h2())
+        let (part, pool) = self.h2.here();
+        let slot = pool
+            .checkout(wait_until, prefer, || self.open_h2(pool))
             .await?;
         let sender = Sender::H2(slot.conn.link().clone());
         self.outstanding.fetch_add(1, Ordering::Relaxed);
@@ -111,7 +131,7 @@ impl Endpoint {
             sender,
             release: Release {
                 endpoint: self.clone(),
-                slot: Some(slot),
+                slot: Some((part, slot)),
             },
         })
     }
@@ -162,16 +182,14 @@ impl Endpoint {
     }
 
     fn pooled_raw(&self) -> Option<RawConn> {
-        let mut conn = self
-            .raw_idle
-            .take(self.key.idle_timeout, RawConn::is_usable)?;
+        let mut conn = (self.raw_idle.here().1).take(self.key.idle_timeout, RawConn::is_usable)?;
         conn.reused = true;
         Some(conn)
     }
 
     /// Back to the pool after an exchange that ended cleanly with the connection open.
     pub fn give_back_raw(&self, conn: RawConn) {
-        self.raw_idle.give_back(conn, &self.metrics);
+        (self.raw_idle.here().1).give_back(conn, &self.metrics);
     }
 
     /// A connection attempt within the connect timeout, counted when it opened.
@@ -185,13 +203,13 @@ impl Endpoint {
         Ok(conn)
     }
 
-    async fn open_h2(&self) -> Result<H2Conn, UpstreamError> {
+    async fn open_h2(&self, pool: &H2Pool) -> Result<H2Conn, UpstreamError> {
         let metrics = self.metrics.clone();
         let signals = Arc::new(Signals::new(metrics.goaways.clone()));
         let opening = Box::pin(connect::open_h2(
             &self.key.address,
             self.tls.as_ref(),
-            self.h2.spec(),
+            pool.spec(),
             signals.clone(),
         ));
         let link = self.opened(opening).await?;
@@ -202,12 +220,20 @@ impl Endpoint {
     /// them anyway; this frees their sockets when no traffic comes to do it.
     pub fn evict_idle(&self) -> usize {
         let timeout = self.key.idle_timeout;
-        self.raw_idle.evict(timeout, |conn| !conn.is_usable()) + self.h2.evict_idle(timeout)
+        let raw = self.raw_idle.iter();
+        let raw: usize = raw
+            .map(|idle| idle.evict(timeout, |c| !c.is_usable()))
+            .sum();
+        raw + self
+            .h2
+            .iter()
+            .map(|h2| h2.evict_idle(timeout))
+            .sum::<usize>()
     }
 
-    /// Connections idle in the pool now.
+    /// Connections idle in the pool now, over every worker's.
     pub fn idle_count(&self) -> usize {
-        self.raw_idle.len()
+        self.raw_idle.iter().map(IdleStack::len).sum()
     }
 }
 
@@ -304,15 +330,16 @@ impl Drop for RawLease {
 /// HTTP/2 stream.
 pub struct Release {
     endpoint: Arc<Endpoint>,
-    /// The HTTP/2 stream taken for this request, freed when the exchange ends.
-    slot: Option<Slot>,
+    /// The HTTP/2 stream taken for this request, and the worker whose pool it is from: freed
+    /// when the exchange ends.
+    slot: Option<(usize, Slot)>,
 }
 
 impl Drop for Release {
     fn drop(&mut self) {
         self.endpoint.outstanding.fetch_sub(1, Ordering::Relaxed);
-        if let Some(slot) = self.slot.take() {
-            self.endpoint.h2.end(slot);
+        if let Some((part, slot)) = self.slot.take() {
+            self.endpoint.h2.part(part).end(slot);
         }
     }
 }

@@ -45,13 +45,16 @@ pub struct EndpointKey {
 pub struct Upstreams {
     pools: Mutex<HashMap<EndpointKey, Weak<Endpoint>>>,
     metrics: Arc<Metrics>,
+    /// Each endpoint keeps a pool per worker (`crate::worker`).
+    workers: usize,
 }
 
 impl Upstreams {
-    pub fn new(metrics: Arc<Metrics>) -> Self {
+    pub fn new(metrics: Arc<Metrics>, workers: usize) -> Self {
         Upstreams {
             pools: Mutex::default(),
             metrics,
+            workers,
         }
     }
 
@@ -81,7 +84,7 @@ impl Upstreams {
         pools.retain(|_, weak| weak.strong_count() > 0);
         let metrics = self.metrics.upstream_pool(address);
         let http2 = key.http2.clone().unwrap_or_default();
-        let endpoint = Arc::new(Endpoint::new(key.clone(), http2, metrics)?);
+        let endpoint = Arc::new(Endpoint::new(key.clone(), http2, metrics, self.workers)?);
         pools.insert(key, Arc::downgrade(&endpoint));
         Ok(endpoint)
     }

@@ -1,4 +1,5 @@
-//! One HTTP/2 upstream address's connections. A stream goes to the oldest connection below
+//! One worker's HTTP/2 connections to one upstream address (what the address's pools on every
+//! worker share, the caps' counts among it: `shared`). A stream goes to the oldest connection below
 //! its limit (weir's cap or the server's SETTINGS_MAX_CONCURRENT_STREAMS, the lower);
 //! when all are full another opens, up to a cap; past that a request waits, in a bounded
 //! queue, until a stream frees or its deadline passes. A connection whose server sent GOAWAY,
@@ -26,6 +27,7 @@ mod pick;
 mod resend;
 pub(super) mod response;
 mod send_body;
+mod shared;
 mod signals;
 
 use std::future::Future;
@@ -39,6 +41,7 @@ pub use driver::{Driver, KeepAlive};
 pub use exchange::{exchange, Failed};
 pub use link::Link;
 pub use resend::Resend;
+pub use shared::Shared;
 pub use signals::Signals;
 
 use crate::stats::{PoolMetrics, UpstreamError};
@@ -49,8 +52,10 @@ use pick::{pick, Limits, Load};
 pub struct H2Pool {
     spec: Http2PoolSpec,
     state: Mutex<State>,
-    /// Requests waiting for a stream. Outside the lock: a stream's end reads it to know
-    /// whether to wake anyone, and most ends find no one.
+    /// The counts and knowledge this address's pools on the other workers share with this one.
+    shared: Arc<Shared>,
+    /// Requests waiting for a stream of this pool. Outside the lock: a stream's end reads it to
+    /// know whether to wake anyone, and most ends find no one.
     waiting: AtomicU32,
     /// A stream ended or a connection opened (or failed to): waiters look again.
     changed: Notify,
@@ -63,8 +68,6 @@ pub struct H2Pool {
 struct State {
     conns: Vec<Arc<H2Conn>>,
     opening: u32,
-    /// The server's cap on streams a connection, if its connections' ends show one.
-    learned: learned_cap::LearnedCap,
 }
 
 impl State {
@@ -72,12 +75,16 @@ impl State {
     /// how the server ended them teaches its cap. `keep` decides the others.
     fn leave(&mut self, pool: &H2Pool, keep: impl Fn(&H2Conn) -> bool) {
         let (spec, upstream) = (&pool.spec, pool.upstream.as_str());
-        let State { conns, learned, .. } = self;
-        conns.retain(|c| {
+        self.conns.retain(|c| {
             if c.takes_streams(spec) {
-                return keep(c);
+                if keep(c) {
+                    return true;
+                }
+                pool.shared.closed();
+                return false;
             }
-            if let Some(cap) = c.signals.ended_at().and_then(|n| learned.ended_at(n)) {
+            pool.shared.closed();
+            if let Some(cap) = c.signals.ended_at().and_then(|n| pool.shared.ended_at(n)) {
                 pool.metrics.learned_cap.set(i64::from(cap));
                 tracing::info!(
                     upstream,
@@ -168,10 +175,18 @@ pub struct Slot {
 }
 
 impl H2Pool {
-    pub fn new(spec: Http2PoolSpec, metrics: PoolMetrics, upstream: String) -> Self {
+    /// One worker's pool of connections to `upstream`; `shared` with the address's pools on
+    /// the other workers (made from the same `spec`).
+    pub fn new(
+        spec: Http2PoolSpec,
+        shared: Arc<Shared>,
+        metrics: PoolMetrics,
+        upstream: String,
+    ) -> Self {
         H2Pool {
             spec,
             state: Mutex::new(State::default()),
+            shared,
             waiting: AtomicU32::new(0),
             changed: Notify::new(),
             metrics,
@@ -205,7 +220,7 @@ impl H2Pool {
                 Choice::Wait => {}
             }
             if waited.is_none() {
-                if self.waiting.load(Ordering::SeqCst) >= self.spec.max_pending {
+                if !self.shared.start_waiting() {
                     tracing::debug!("HTTP/2 upstream pool full and its queue too");
                     break Err(UpstreamError::StreamLimit);
                 }
@@ -232,6 +247,7 @@ impl H2Pool {
         };
         if let Some(since) = waited {
             self.waiting.fetch_sub(1, Ordering::SeqCst);
+            self.shared.stop_waiting();
             self.metrics.wait_time.observe(since.elapsed());
         }
         result
@@ -248,12 +264,17 @@ impl H2Pool {
         };
         let loads = state.conns.iter().map(|c| c.load(&self.spec));
         match pick(loads, state.opening, waiting, limits, prefer) {
-            pick::Pick::Use(i) => Choice::Use(self.take(&state.conns[i], state.learned.cap())),
-            pick::Pick::Open => {
+            pick::Pick::Use(i) => Choice::Use(self.take(&state.conns[i])),
+            // This pool may open one; the other workers' may have taken the room already.
+            pick::Pick::Open
+                if self
+                    .shared
+                    .open(state.conns.is_empty() && state.opening == 0) =>
+            {
                 state.opening += 1;
                 Choice::Open
             }
-            pick::Pick::Wait => Choice::Wait,
+            pick::Pick::Open | pick::Pick::Wait => Choice::Wait,
         }
     }
 
@@ -263,34 +284,45 @@ impl H2Pool {
         Fut: Future<Output = Result<H2Conn, UpstreamError>>,
     {
         // Whatever happens, the opening is over and waiters look again (for this connection's
-        // other streams, or to try opening one themselves after a failure).
-        struct Opening<'a>(&'a H2Pool);
+        // other streams, or to try opening one themselves after a failure, its room given
+        // back).
+        struct Opening<'a> {
+            pool: &'a H2Pool,
+            opened: bool,
+        }
         impl Drop for Opening<'_> {
             fn drop(&mut self) {
-                let mut state = self.0.state.lock().unwrap_or_else(|p| p.into_inner());
+                let mut state = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
                 state.opening = state.opening.saturating_sub(1);
                 drop(state);
-                self.0.changed.notify_waiters();
+                if !self.opened {
+                    self.pool.shared.closed();
+                }
+                self.pool.changed.notify_waiters();
             }
         }
-        let opening = Opening(self);
+        let mut opening = Opening {
+            pool: self,
+            opened: false,
+        };
         let conn = Arc::new(open().await?);
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let slot = self.take(&conn, state.learned.cap());
+        let slot = self.take(&conn);
         state.conns.push(conn);
+        opening.opened = true;
         drop(state);
         drop(opening);
         Ok(slot)
     }
 
-    /// A stream on `conn`; past the configured or `learned` cap on streams it is retired.
-    fn take(&self, conn: &Arc<H2Conn>, learned: Option<u32>) -> Slot {
+    /// A stream on `conn`; past the configured or learnt cap on streams it is retired.
+    fn take(&self, conn: &Arc<H2Conn>) -> Slot {
         conn.in_flight.fetch_add(1, Ordering::SeqCst);
         let served = conn.served.fetch_add(1, Ordering::Relaxed) + 1;
         // The lower of the two, where there is one.
         let cap = [
             self.spec.max_requests_per_connection,
-            learned.map(u64::from),
+            self.shared.learned_cap().map(u64::from),
         ]
         .into_iter()
         .flatten()
