@@ -12,6 +12,7 @@ mod rollout_api;
 mod serve;
 mod status_view;
 mod ui;
+mod workers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,7 +27,9 @@ use weir_control::rollout::Command as RolloutCommand;
     about = "A traffic-shifting proxy for progressive delivery"
 )]
 struct Cli {
-    /// Runtime worker threads (default: one per core). 1 runs everything on one thread.
+    /// Worker threads (default: one per core the process may run on). Each serves the
+    /// connections it accepts on a single-threaded runtime of its own; the first also runs
+    /// the control plane and the admin listener.
     #[arg(long, global = true)]
     workers: Option<usize>,
     #[command(subcommand)]
@@ -85,7 +88,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let runtime = match build_runtime(cli.workers) {
+    let runtime = match workers::main_runtime() {
         Ok(rt) => rt,
         Err(err) => {
             eprintln!("weir: cannot start the runtime: {err}");
@@ -94,9 +97,15 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Run { config } => serve::run_file(config).await,
+            Command::Run { config } => {
+                let workers = workers::Workers::start(workers::count(cli.workers))?;
+                serve::run_file(config, &workers).await
+            }
             Command::Check { config } => return check::check(&config),
-            Command::Demo(args) => return demo::run(args).await,
+            Command::Demo(args) => {
+                let workers = workers::Workers::start(workers::count(cli.workers))?;
+                return demo::run(args, &workers).await;
+            }
             Command::Lint { files } => return Ok(lint::lint(&files)),
             Command::Inject(args) => return inject::run(&args),
             Command::Status { remote, watch } => remote::status(&remote, watch).await,
@@ -119,21 +128,6 @@ fn main() -> ExitCode {
             eprintln!("weir: {err:#}");
             ExitCode::FAILURE
         }
-    }
-}
-
-fn build_runtime(workers: Option<usize>) -> std::io::Result<tokio::runtime::Runtime> {
-    match workers {
-        Some(1) => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
-        Some(n) => tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(n)
-            .enable_all()
-            .build(),
-        None => tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .build(),
     }
 }
 

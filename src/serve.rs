@@ -2,10 +2,12 @@
 //! SIGTERM/SIGINT.
 
 use std::net::SocketAddr;
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
+use tokio::net::TcpListener;
 use tokio::signal::unix::{signal, SignalKind};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -18,15 +20,16 @@ use weir_proxy::listen::{bind, serve, server_config, ConnectionLimit, Reloadable
 use weir_proxy::DataPlane;
 
 use crate::rollout_api::token_for;
+use crate::workers::Workers;
 
-pub async fn run_file(path: PathBuf) -> anyhow::Result<()> {
+pub async fn run_file(path: PathBuf, workers: &Workers) -> anyhow::Result<()> {
     let mut source = FileSource::new(path.clone());
     let config = source.load().await.map_err(|errors| anyhow!("{errors}"))?;
     // Signal handlers first: a SIGHUP or SIGTERM that arrives while starting must not kill
     // weir with the default action.
     let hangups = sighup_reloads().context("cannot watch SIGHUP")?;
     let stop = StopSignal::install()?;
-    let running = Arc::new(start(config).await?);
+    let running = Arc::new(start(config, workers).await?);
 
     let follower = running.clone();
     tokio::spawn(
@@ -77,10 +80,12 @@ pub struct Running {
     tasks: std::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
-pub async fn start(config: Config) -> anyhow::Result<Running> {
+/// Binds the config's listeners and serves them on every worker; the control plane, the admin
+/// listener and the upkeep run on the caller's (worker 0's) runtime.
+pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running> {
     crate::open_files::raise_and_log(config.limits.max_connections);
     crate::memory::keep_freed_heap();
-    let plane = DataPlane::new();
+    let plane = DataPlane::for_workers(workers.count());
     let owner = TableOwner::start(&config, plane.clone())
         .await
         .map_err(|e| anyhow!("{e}"))?;
@@ -102,6 +107,7 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         config.limits.max_connections,
         plane.metrics.client_connections(),
         plane.metrics.client_connections_parked(),
+        workers.count(),
     );
     tokio::spawn(crate::memory::trim_after_closes(connections.clone()));
     let mut tasks = Vec::new();
@@ -122,14 +128,19 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         tracing::info!(listener = %spec.name, "serving on {scheme}://{address}");
         bound.push(address);
         tls_handles.push(tls.clone());
-        tasks.push(tokio::spawn(serve(
-            listener,
-            tls,
-            plane.proxy.clone(),
-            config.limits.clone(),
-            connections.clone(),
-            shutdown.clone(),
-        )));
+        let serving = workers.spawn_on_each(|index| {
+            let listener = for_this_worker(&listener)
+                .with_context(|| format!("listener {}: worker {index}", spec.name))?;
+            Ok(serve(
+                listener,
+                tls.clone(),
+                plane.proxy.clone(),
+                config.limits.clone(),
+                connections.clone(),
+                shutdown.clone(),
+            ))
+        })?;
+        tasks.extend(serving);
     }
     let admin_listener = bind(config.admin.address)
         .await
@@ -154,6 +165,14 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         stop,
         tasks: std::sync::Mutex::new(tasks),
     })
+}
+
+/// The listening socket again, registered with the reactor of the runtime the caller is in: each
+/// worker accepts from the same socket with its own registration, and the kernel hands each new
+/// connection to one of them (a worker busy with its connections takes fewer).
+fn for_this_worker(listener: &TcpListener) -> std::io::Result<TcpListener> {
+    let socket = listener.as_fd().try_clone_to_owned()?;
+    TcpListener::from_std(std::net::TcpListener::from(socket))
 }
 
 impl Running {

@@ -246,6 +246,66 @@ async fn past_both_caps_one_call_waits_for_a_stream_and_one_past_the_queue_gets_
     );
 }
 
+/// With two workers each has its own pool (`h2pool::Shared`), but the queue is the address's:
+/// `max_pending: 1` lets one call wait in the whole process, not one on each worker; and the
+/// connection cap gives way only so that each worker may hold one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_two_workers_the_caps_hold_for_the_process_and_each_worker_may_hold_one_connection() {
+    let up = H2Upstream::start(100).await;
+    let dir = common::temp_dir("weir");
+    std::fs::write(
+        dir.join("weir.yaml"),
+        config(
+            &up.addr.to_string(),
+            "max_connections: 1, max_streams_per_connection: 1, max_pending: 1",
+            "  timeout: 2s\n",
+        ),
+    )
+    .unwrap();
+    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &["--workers", "2"]);
+    // Three client connections: the workers take turns (`listen/balance.rs`), so each
+    // worker serves at least one of them.
+    let mut clients = Vec::new();
+    for _ in 0..3 {
+        clients.push(h2c(weir.addr).await);
+    }
+    // Six calls holding their stream 400 ms, 30 ms apart: each worker's first opens that
+    // worker's connection, one stream each (2 in flight); one call waits; the other three
+    // find the queue full and get a 503 at once.
+    let mut tasks = Vec::new();
+    for i in 0..6 {
+        let mut h2 = clients[i % 3].clone();
+        tasks.push(tokio::spawn(async move {
+            tokio::time::timeout(Duration::from_secs(10), call(&mut h2, 400))
+                .await
+                .unwrap_or_else(|_| Err("client gave up after 10 s".into()))
+                .unwrap_or_else(|e| (0, e))
+        }));
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let mut answers = Vec::new();
+    for t in tasks {
+        answers.push(t.await.unwrap());
+    }
+    let ok = answers.iter().filter(|(s, _)| *s == 200).count();
+    let refused = answers
+        .iter()
+        .filter(|(s, body)| *s == 503 && body.contains("stream limit"))
+        .count();
+    assert_eq!(
+        (ok, refused),
+        (3, 3),
+        "two streams (one a worker) and one waiting over both workers: {answers:?}"
+    );
+    let conns = up.conns.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        conns, 2,
+        "max_connections 1, and a second only because the other worker had none"
+    );
+    let peak = up.peak_streams.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(peak <= 2, "{peak} streams at once");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_call_that_waits_for_a_stream_past_its_route_timeout_gets_a_503_not_a_504() {
     let up = H2Upstream::start(100).await;

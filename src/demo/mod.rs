@@ -49,7 +49,7 @@ const REGRESSED: Behaviour = Behaviour {
     tail_latency: Duration::from_millis(250),
 };
 
-pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::Result<ExitCode> {
     let stable = backend::start("stable", STABLE, 1)
         .await
         .context("starting the stable backend")?;
@@ -73,7 +73,7 @@ pub async fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     );
     let config = weir_control::config::from_str(&yaml, &dir.join("weir.yaml"))
         .map_err(|errors| anyhow!("{errors}"))?;
-    let running = start(config).await?;
+    let running = start(config, workers).await?;
     let rollout = running
         .rollout
         .clone()

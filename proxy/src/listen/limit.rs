@@ -1,10 +1,13 @@
-//! The client connections open over all listeners, at most `max`: accepting waits for room.
+//! The client connections open over all listeners, at most `max`: accepting waits for room
+//! (and, with several workers, for the worker's turn: `super::balance`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::balance::{Load, WorkerLoads};
 
 pub struct ConnectionLimit {
     permits: Arc<Semaphore>,
@@ -15,6 +18,8 @@ pub struct ConnectionLimit {
     gauge: Gauge,
     /// Of those, idle ones parked (`listen::park`).
     parked: Gauge,
+    /// Of those, each worker's.
+    loads: Arc<WorkerLoads>,
 }
 
 /// Room for one connection, taken before it is accepted.
@@ -25,22 +30,25 @@ pub struct Room {
 /// An accepted connection's place: counted open until dropped.
 pub struct Admitted {
     _room: Room,
+    _load: Load,
     gauge: Gauge,
 }
 
 impl ConnectionLimit {
     pub fn new(max: usize) -> Arc<Self> {
-        Self::counted(max, Gauge::default(), Gauge::default())
+        Self::counted(max, Gauge::default(), Gauge::default(), 1)
     }
 
-    /// As `new`, the open connections counted in `gauge`, the parked ones in `parked`.
-    pub fn counted(max: usize, gauge: Gauge, parked: Gauge) -> Arc<Self> {
+    /// As `new`, the open connections counted in `gauge`, the parked ones in `parked`, and
+    /// shared out among `workers` workers.
+    pub fn counted(max: usize, gauge: Gauge, parked: Gauge, workers: usize) -> Arc<Self> {
         Arc::new(ConnectionLimit {
             permits: Arc::new(Semaphore::new(max)),
             max,
             peak: AtomicUsize::new(0),
             gauge,
             parked,
+            loads: WorkerLoads::new(workers),
         })
     }
 
@@ -49,9 +57,10 @@ impl ConnectionLimit {
         self.parked.clone()
     }
 
-    /// Room for one more connection; waits while `max` are open. None once the limit is
-    /// closed.
+    /// Room for one more connection; waits for the calling worker's turn, then while `max` are
+    /// open. None once the limit is closed.
     pub async fn room(&self) -> Option<Room> {
+        self.loads.turn().await;
         let permit = self.permits.clone().acquire_owned().await.ok()?;
         self.peak.fetch_max(self.open(), Ordering::Relaxed);
         Some(Room { _permit: permit })
@@ -62,6 +71,7 @@ impl ConnectionLimit {
         self.gauge.inc();
         Admitted {
             _room: room,
+            _load: self.loads.opened(),
             gauge: self.gauge.clone(),
         }
     }
@@ -109,7 +119,7 @@ mod tests {
     #[tokio::test]
     async fn only_admitted_connections_are_counted_open_in_the_gauge() {
         let gauge = Gauge::default();
-        let limit = ConnectionLimit::counted(10, gauge.clone(), Gauge::default());
+        let limit = ConnectionLimit::counted(10, gauge.clone(), Gauge::default(), 1);
         let waiting = limit.room().await.unwrap();
         assert_eq!(
             gauge.get(),

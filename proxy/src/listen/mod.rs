@@ -1,6 +1,7 @@
 //! Client-facing listeners: accept, optional TLS, HTTP/1.1 and HTTP/2 on the same port, limits,
 //! graceful shutdown.
 
+mod balance;
 mod drain;
 mod h2;
 mod limit;
