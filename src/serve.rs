@@ -107,7 +107,7 @@ pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running>
         config.limits.max_connections,
         plane.metrics.client_connections(),
         plane.metrics.client_connections_parked(),
-        workers.count(),
+        plane.metrics.worker_client_connections(workers.count()),
     );
     tokio::spawn(crate::memory::trim_after_closes(connections.clone()));
     let mut tasks = Vec::new();

@@ -6,14 +6,15 @@
 //! its share leaves new connections to the others until the shares are even again (nginx
 //! stops accepting in a worker past 7/8 of its connections for the same reason).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::Notify;
 
 /// The client connections each worker holds.
 pub struct WorkerLoads {
-    open: Box<[AtomicUsize]>,
+    /// One a worker: `weir_worker_client_connections{worker}`.
+    open: Box<[Gauge]>,
     /// Woken when any worker's count falls or the least loaded one's rises.
     changed: Notify,
 }
@@ -25,9 +26,15 @@ pub struct Load {
 }
 
 impl WorkerLoads {
-    pub fn new(workers: usize) -> Arc<Self> {
+    /// `workers` counted in gauges of their own (none: one worker, uncounted).
+    pub fn new(open: Vec<Gauge>) -> Arc<Self> {
+        let open = if open.is_empty() {
+            vec![Gauge::default()]
+        } else {
+            open
+        };
         Arc::new(WorkerLoads {
-            open: (0..workers.max(1)).map(|_| AtomicUsize::new(0)).collect(),
+            open: open.into_boxed_slice(),
             changed: Notify::new(),
         })
     }
@@ -55,15 +62,15 @@ impl WorkerLoads {
     }
 
     fn may_accept(&self, me: usize) -> bool {
-        let counts = self.open.iter().map(|c| c.load(Ordering::Relaxed));
-        let (fewest, total) = counts.fold((usize::MAX, 0), |(f, t), c| (f.min(c), t + c));
-        may_accept(self.open[me].load(Ordering::Relaxed), fewest, total)
+        let counts = self.open.iter().map(Gauge::get);
+        let (fewest, total) = counts.fold((i64::MAX, 0), |(f, t), c| (f.min(c), t + c));
+        may_accept(self.open[me].get(), fewest, total)
     }
 
     /// Counts a connection the calling worker accepted.
     pub fn opened(self: &Arc<Self>) -> Load {
         let worker = self.worker();
-        self.open[worker].fetch_add(1, Ordering::Relaxed);
+        self.open[worker].inc();
         // Only the least loaded worker rising can let a waiting one accept again; rare enough
         // (and `notify_waiters` with none waiting is one atomic load) to signal every time.
         self.changed.notify_waiters();
@@ -76,7 +83,7 @@ impl WorkerLoads {
 
 impl Drop for Load {
     fn drop(&mut self) {
-        self.loads.open[self.worker].fetch_sub(1, Ordering::Relaxed);
+        self.loads.open[self.worker].dec();
         self.loads.changed.notify_waiters();
     }
 }
@@ -85,7 +92,7 @@ impl Drop for Load {
 /// `fewest` and all together `total`. The slack — 1, and a sixty-fourth of the total — lets
 /// workers take connections in turn without waiting for each other at every one, while a
 /// thousand connections stay within a few percent of even.
-fn may_accept(mine: usize, fewest: usize, total: usize) -> bool {
+fn may_accept(mine: i64, fewest: i64, total: i64) -> bool {
     mine <= fewest + 1 + total / 64
 }
 
@@ -107,7 +114,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_busier_worker_accepts_again_once_the_other_caught_up() {
-        let loads = WorkerLoads::new(2);
+        let loads = WorkerLoads::new(vec![Gauge::default(), Gauge::default()]);
         // This thread is worker 0 (it never entered another); it holds two, worker 1 none.
         let mine: Vec<Load> = (0..2).map(|_| loads.opened()).collect();
         let waiting = tokio::spawn({
@@ -131,7 +138,7 @@ mod tests {
             "worker 1 took one: worker 0's turn again"
         );
         drop((mine, theirs));
-        assert_eq!(loads.open[0].load(Ordering::Relaxed), 0);
-        assert_eq!(loads.open[1].load(Ordering::Relaxed), 0);
+        assert_eq!(loads.open[0].get(), 0);
+        assert_eq!(loads.open[1].get(), 0);
     }
 }

@@ -36,19 +36,19 @@ pub struct Admitted {
 
 impl ConnectionLimit {
     pub fn new(max: usize) -> Arc<Self> {
-        Self::counted(max, Gauge::default(), Gauge::default(), 1)
+        Self::counted(max, Gauge::default(), Gauge::default(), Vec::new())
     }
 
     /// As `new`, the open connections counted in `gauge`, the parked ones in `parked`, and
-    /// shared out among `workers` workers.
-    pub fn counted(max: usize, gauge: Gauge, parked: Gauge, workers: usize) -> Arc<Self> {
+    /// each worker's in `per_worker` (one gauge a worker; empty: one worker).
+    pub fn counted(max: usize, gauge: Gauge, parked: Gauge, per_worker: Vec<Gauge>) -> Arc<Self> {
         Arc::new(ConnectionLimit {
             permits: Arc::new(Semaphore::new(max)),
             max,
             peak: AtomicUsize::new(0),
             gauge,
             parked,
-            loads: WorkerLoads::new(workers),
+            loads: WorkerLoads::new(per_worker),
         })
     }
 
@@ -119,7 +119,7 @@ mod tests {
     #[tokio::test]
     async fn only_admitted_connections_are_counted_open_in_the_gauge() {
         let gauge = Gauge::default();
-        let limit = ConnectionLimit::counted(10, gauge.clone(), Gauge::default(), 1);
+        let limit = ConnectionLimit::counted(10, gauge.clone(), Gauge::default(), Vec::new());
         let waiting = limit.room().await.unwrap();
         assert_eq!(
             gauge.get(),

@@ -18,6 +18,7 @@ type BackendLabels = [(&'static str, String); 2];
 type ErrorLabels = [(&'static str, String); 3];
 type RequestLabels = [(&'static str, String); 4];
 type ResultLabels = [(&'static str, &'static str); 1];
+type WorkerLabels = [(&'static str, String); 1];
 
 /// Status codes with a pre-resolved counter slot: 100..=599.
 const FIRST_STATUS: u16 = 100;
@@ -42,6 +43,7 @@ pub struct Metrics {
     pool: PoolFamilies,
     client_connections: Gauge,
     client_connections_parked: Gauge,
+    worker_client_connections: Family<WorkerLabels, Gauge>,
     /// Handles already resolved, by route and side: a reload (up to 100 a second in the swap
     /// storm) reuses them instead of resolving a route×backend's 500 status slots again.
     backends: std::sync::Mutex<HashMap<(String, String), BackendMetrics>>,
@@ -131,8 +133,17 @@ impl Metrics {
             client_connections_parked.clone(),
         );
 
+        let worker_client_connections = Family::<WorkerLabels, Gauge>::default();
+        registry.register(
+            "worker_client_connections",
+            "Of the client connections open, each worker's (--workers): a worker more than one \
+             and a sixty-fourth of the total ahead of the least loaded waits to accept",
+            worker_client_connections.clone(),
+        );
+
         let pool = PoolFamilies::register(&mut registry);
         Metrics {
+            worker_client_connections,
             pool,
             client_connections,
             client_connections_parked,
@@ -157,6 +168,17 @@ impl Metrics {
 
     pub fn client_connections_parked(&self) -> Gauge {
         self.client_connections_parked.clone()
+    }
+
+    /// One gauge a worker, for the client connections each serves.
+    pub fn worker_client_connections(&self, workers: usize) -> Vec<Gauge> {
+        (0..workers)
+            .map(|i| {
+                self.worker_client_connections
+                    .get_or_create(&[("worker", i.to_string())])
+                    .clone()
+            })
+            .collect()
     }
 
     /// The handles of one upstream address's connection pools.
