@@ -28,8 +28,7 @@ pub fn index() -> usize {
 
 /// Worker `index`'s share of a process-wide cap `total` over `workers` workers: even, with the
 /// remainder to the first ones, so that the shares add up to `total`. A zero cap stays zero
-/// (no idle connections kept, no queue); a cap on connections open needs at least one a worker,
-/// which the caller asks for with `.max(1)`.
+/// (`pool_max_idle: 0` keeps no idle connection on any worker).
 pub fn share(total: usize, workers: usize, index: usize) -> usize {
     let workers = workers.max(1);
     total / workers + usize::from(index < total % workers)
@@ -100,7 +99,7 @@ mod tests {
         assert_eq!(shares(10, 3), [4, 3, 3]);
         assert_eq!(shares(16, 1), [16]);
         assert_eq!(shares(1, 3), [1, 0, 0]);
-        assert_eq!(shares(0, 2), [0, 0], "no queue stays no queue");
+        assert_eq!(shares(0, 2), [0, 0], "none kept stays none kept");
         assert_eq!(share(5, 0, 0), 5, "no workers counts as one");
     }
 

@@ -182,14 +182,16 @@ impl Endpoint {
     }
 
     fn pooled_raw(&self) -> Option<RawConn> {
-        let mut conn = (self.raw_idle.here().1).take(self.key.idle_timeout, RawConn::is_usable)?;
+        let (_, idle) = self.raw_idle.here();
+        let mut conn = idle.take(self.key.idle_timeout, RawConn::is_usable)?;
         conn.reused = true;
         Some(conn)
     }
 
     /// Back to the pool after an exchange that ended cleanly with the connection open.
     pub fn give_back_raw(&self, conn: RawConn) {
-        (self.raw_idle.here().1).give_back(conn, &self.metrics);
+        let (_, idle) = self.raw_idle.here();
+        idle.give_back(conn, &self.metrics);
     }
 
     /// A connection attempt within the connect timeout, counted when it opened.
@@ -224,11 +226,8 @@ impl Endpoint {
         let raw: usize = raw
             .map(|idle| idle.evict(timeout, |c| !c.is_usable()))
             .sum();
-        raw + self
-            .h2
-            .iter()
-            .map(|h2| h2.evict_idle(timeout))
-            .sum::<usize>()
+        let h2: usize = self.h2.iter().map(|h2| h2.evict_idle(timeout)).sum();
+        raw + h2
     }
 
     /// Connections idle in the pool now, over every worker's.
