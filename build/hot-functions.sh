@@ -11,9 +11,9 @@
 #
 # The traffic: plaintext HTTP/1.1 and h2c on one listener, HTTP/1.1 and HTTP/2 over TLS on
 # another, each to a route of HTTP/1 upstreams and to one of h2c upstreams (nginx), idle keep-alive clients long enough
-# to be parked, /metrics and /routes scrapes and a config reload, each under both runtimes
-# (`--workers 1`, a current-thread runtime, and the default multi-thread one: their tasks are
-# different functions). Every function counts once it ran at all: what matters for the pages is
+# to be parked, /metrics and /routes scrapes and a config reload, with one worker (`--workers
+# 1`) and with the default, a worker per core (the worker threads, their balance and the
+# per-worker pools run code one worker does not). Every function counts once it ran at all: what matters for the pages is
 # whether code runs, not how often.
 set -euo pipefail
 cd "$(dirname "$0")/.."
