@@ -1,11 +1,13 @@
 //! The side-by-side load benchmark (run it with benches/load/run.sh, which installs the peers).
 //!
 //! Two nginx upstreams (stable, canary) on CPU 1; each proxy in turn on CPU 0 with the same
-//! 80/20 split and keep-alive to the upstreams: weir (one worker thread, and its default
-//! multi-thread runtime), nginx (one worker), HAProxy (one thread), "direct" (no proxy), and weir
-//! with `http1_engine: hyper` (one worker) as the reference for its own HTTP/1 engine.
-//! Rounds are interleaved (A B C … A B C …) and medians reported. Every run is bounded in time
-//! and talks to 127.0.0.1 only. Reports; asserts nothing.
+//! 80/20 split and keep-alive to the upstreams: weir (`--workers 1`, and its default: a worker
+//! per core it may use, so one here too — the two rows are an A/A pair, the run's noise floor),
+//! nginx (one worker), HAProxy (one thread), "direct" (no proxy), and weir with
+//! `http1_engine: hyper` (one worker) as the reference for its own HTTP/1 engine.
+//! Rounds are interleaved (A B C … A B C …); medians reported, then each round's values and
+//! weir's ratios to the better peer round by round. Every run is bounded in time and talks to
+//! 127.0.0.1 only. Reports; asserts nothing.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -619,9 +621,78 @@ fn main() {
             cell(split, 2),
         );
     }
+    print_rounds(kinds, &results);
     print_storms(
         results[1].iter().filter_map(|r| r.storm.clone()).collect(),
         secs,
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each round's throughput and CPU a request, and weir's ratios to the better peer taken round
+/// by round: rounds interleave, so a round's ratio compares runs minutes apart, where medians of
+/// each column may pair a fast stretch of the VM with a slow one. weir's two rows are the same
+/// configuration when the harness pins it to one core (the default runtime starts a worker per
+/// core it may use), so their ratio is this run's noise floor.
+fn print_rounds(kinds: &[Kind], results: &[Vec<Run>]) {
+    let at = |k: Kind| kinds.iter().position(|&x| x == k);
+    let (Some(one), Some(multi), Some(nginx), Some(haproxy)) = (
+        at(Kind::WeirOne),
+        at(Kind::WeirMulti),
+        at(Kind::Nginx),
+        at(Kind::Haproxy),
+    ) else {
+        return;
+    };
+    let per = |i: usize, f: fn(&Run) -> f64| -> Vec<f64> { results[i].iter().map(f).collect() };
+    let shown = |v: &[f64], decimals: usize| {
+        v.iter()
+            .map(|x| match x.is_nan() {
+                true => "–".to_string(),
+                false => format!("{x:.decimals$}"),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // weir's figure over the better peer's, round by round; `higher_is_better` picks the peer.
+    let ratios = |i: usize, f: fn(&Run) -> f64, higher_is_better: bool| -> Vec<f64> {
+        (0..results[i].len())
+            .map(|r| {
+                let (n, h) = (f(&results[nginx][r]), f(&results[haproxy][r]));
+                let better = if higher_is_better { n.max(h) } else { n.min(h) };
+                f(&results[i][r]) / better
+            })
+            .collect()
+    };
+    println!("\nPer round (in run order), and weir over the better peer taken round by round:\n");
+    println!("| | req/s per round | CPU µs/req per round | req/s × better peer (median; per round) | CPU × better peer (median; per round) |");
+    println!("|---|---|---|---|---|");
+    for (i, kind) in kinds.iter().enumerate() {
+        let (rps, cpu) = (per(i, |r| r.rps), per(i, |r| r.cpu_us_per_req));
+        let (x_rps, x_cpu) = if i == one || i == multi {
+            let (a, b) = (
+                ratios(i, |r| r.rps, true),
+                ratios(i, |r| r.cpu_us_per_req, false),
+            );
+            (
+                format!("{:.2} ({})", median(a.clone()), shown(&a, 2)),
+                format!("{:.2} ({})", median(b.clone()), shown(&b, 2)),
+            )
+        } else {
+            ("".into(), "".into())
+        };
+        println!(
+            "| {} | {} | {} | {x_rps} | {x_cpu} |",
+            kind.name(),
+            shown(&rps, 0),
+            shown(&cpu, 1)
+        );
+    }
+    let aa: Vec<f64> = (0..results[one].len())
+        .map(|r| results[one][r].cpu_us_per_req / results[multi][r].cpu_us_per_req)
+        .collect();
+    println!(
+        "\nNoise floor: weir's two rows run alike here (one worker on CPU 0); CPU a request, 1 worker over default, per round: {}",
+        shown(&aa, 2)
+    );
 }
