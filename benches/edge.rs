@@ -5,8 +5,8 @@
 //!
 //! Upstreams are nginx on CPU 1: two HTTP/1 (stable, canary) and two h2c ones, each pair split
 //! 80/20 by every proxy, which adds X-Forwarded-For, -Proto and -Host as weir does. Each proxy
-//! runs in turn on CPU 0 with one worker or thread (two workers scenario: two, on CPUs 0 and
-//! 1). The load comes from h2load (`-c 64`, `-m 10` for HTTP/2, `-m 1` for HTTP/1) or, for
+//! runs in turn on CPU 0 with one worker or thread (the two-worker scenarios, plaintext and
+//! h2c to h2c: two, on CPUs 0 and 1). The load comes from h2load (`-c 64`, `-m 10` for HTTP/2, `-m 1` for HTTP/1) or, for
 //! handshakes, from a rustls client in this process: each of 32 connections (HANDSHAKE_CLIENTS)
 //! makes one request with `Connection: close` and connects again, with session resumption off
 //! (every handshake full) or on (the client offers a ticket it was given; the share actually
@@ -22,7 +22,7 @@
 //! Rounds are interleaved (scenario by scenario, every contender in each) and every round's
 //! value printed; ratios are against the better of nginx and HAProxy in the same run. The
 //! load generator and the upstreams share the machine's second core with nothing else; in the
-//! two-worker scenario they share both cores with the proxy, so its scaling factor (two workers
+//! two-worker scenarios they share both cores with the proxy, so a scaling factor (two workers
 //! over one) is a lower bound and CPU per request the fairer figure there. Loopback only,
 //! every run bounded in time. Reports; asserts nothing.
 
@@ -147,6 +147,14 @@ const SCENARIOS: &[Scenario] = &[
         front: Front::Plain,
         back: Back::Http1,
         load: Load::H2load { h2: false },
+        workers: 2,
+    },
+    Scenario {
+        key: "h2c-h2-2",
+        name: "h2c to h2c upstreams, two workers on CPUs 0-1 (shared with the load), h2load -c 64 -m 10 -t 2",
+        front: Front::H2c,
+        back: Back::H2c,
+        load: Load::H2load { h2: true },
         workers: 2,
     },
 ];
@@ -408,7 +416,13 @@ fn h2load(sc: &Scenario, port: u16, secs: u64, requests: u64) -> Result<H2loadRu
     } else {
         Command::new("h2load")
     };
-    let threads = if sc.front == Front::Plain { "2" } else { "1" };
+    // Two threads where one h2load thread would be the limit: plaintext HTTP/1, and any load
+    // that has two cores.
+    let threads = if sc.front == Front::Plain || sc.workers > 1 {
+        "2"
+    } else {
+        "1"
+    };
     cmd.args(["-c", "64", "-t", threads, "-m", if h2 { "10" } else { "1" }]);
     if !h2 {
         cmd.arg("--h1");
@@ -760,11 +774,20 @@ fn main() {
             );
         }
     }
-    // Scaling from one worker to two, where both ran.
-    let one = scenarios.iter().position(|s| s.key == "plain-1");
-    let two = scenarios.iter().position(|s| s.key == "plain-2");
-    if let (Some(one), Some(two)) = (one, two) {
-        println!("\n### Scaling, one worker on one core to two on two (the load shares the two)\n");
+    // Scaling from one worker to two, for each two-worker scenario whose one-worker
+    // counterpart ran: "X-2" against "X" or "X-1".
+    for (two, sc) in scenarios.iter().enumerate() {
+        let Some(base) = sc.key.strip_suffix("-2") else {
+            continue;
+        };
+        let one_key = format!("{base}-1");
+        let Some(one) = scenarios
+            .iter()
+            .position(|s| s.key == base || s.key == one_key)
+        else {
+            continue;
+        };
+        println!("\n### Scaling of {base}, one worker on one core to two on two (the load shares the two)\n");
         println!("| proxy | req/s, 1 | req/s, 2 | × | CPU µs/req, 1 | CPU µs/req, 2 |");
         println!("|---|---|---|---|---|---|");
         for (k, kind) in kinds.iter().enumerate() {
