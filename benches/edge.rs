@@ -773,6 +773,23 @@ fn main() {
                 rs[k].first().map_or("", |r| r.negotiated.as_str()),
             );
         }
+        // Rounds interleave, so a round's ratio compares runs minutes apart, where the medians
+        // above may pair a fast stretch of the VM with a slow one.
+        let round_ratios = |f: fn(&Run) -> f64, higher_is_better: bool| -> String {
+            let ratios: Vec<f64> = (0..rs[0].len())
+                .map(|r| {
+                    let (n, h) = (f(&rs[nginx][r]), f(&rs[haproxy][r]));
+                    f(&rs[0][r]) / if higher_is_better { n.max(h) } else { n.min(h) }
+                })
+                .collect();
+            let shown: Vec<String> = ratios.iter().map(|x| format!("{x:.2}")).collect();
+            format!("{:.2} ({})", median(ratios), shown.join(", "))
+        };
+        println!(
+            "\nweir over the better peer round by round, median (per round): {unit}/s {}; CPU {}",
+            round_ratios(|r| r.rps, true),
+            round_ratios(|r| r.cpu_us, false)
+        );
     }
     // Scaling from one worker to two, for each two-worker scenario whose one-worker
     // counterpart ran: "X-2" against "X" or "X-1".
