@@ -6,9 +6,10 @@
 //! Upstreams are nginx on CPU 1: two HTTP/1 (stable, canary) and two h2c ones, each pair split
 //! 80/20 by every proxy, which adds X-Forwarded-For, -Proto and -Host as weir does. Each proxy
 //! runs in turn on CPU 0 with one worker or thread (the two-worker scenarios, plaintext and
-//! h2c to h2c: two, on CPUs 0 and 1). The load comes from h2load (`-c 64`, `-m 10` for HTTP/2, `-m 1` for HTTP/1) or, for
-//! handshakes, from a rustls client in this process: each of 32 connections (HANDSHAKE_CLIENTS)
-//! makes one request with `Connection: close` and connects again, with session resumption off
+//! h2c to h2c: two, on CPUs 0 and 1). The load comes from h2load (`-c 64`, `-m 10` for HTTP/2,
+//! `-m 1` for HTTP/1) or, for handshakes, from a rustls client in this process: each of 32
+//! connections (HANDSHAKE_CLIENTS) makes one request with `Connection: close` and connects
+//! again, with session resumption off
 //! (every handshake full) or on (the client offers a ticket it was given; the share actually
 //! resumed is printed). Before each timed run 200 requests must succeed over the expected
 //! protocol.
@@ -35,8 +36,8 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod support;
 use support::{
-    benching, env_or, free_port, median, nginx_preamble, nginx_upstream_with, run_dir, signal,
-    wait_for_port, weir, weir_binaries, Proc,
+    against_better, benching, env_or, free_port, listed, median, nginx_preamble,
+    nginx_upstream_with, run_dir, signal, wait_for_port, weir, weir_binaries, Proc,
 };
 
 /// What the client speaks to the proxy.
@@ -773,22 +774,16 @@ fn main() {
                 rs[k].first().map_or("", |r| r.negotiated.as_str()),
             );
         }
-        // Rounds interleave, so a round's ratio compares runs minutes apart, where the medians
-        // above may pair a fast stretch of the VM with a slow one.
-        let round_ratios = |f: fn(&Run) -> f64, higher_is_better: bool| -> String {
-            let ratios: Vec<f64> = (0..rs[0].len())
-                .map(|r| {
-                    let (n, h) = (f(&rs[nginx][r]), f(&rs[haproxy][r]));
-                    f(&rs[0][r]) / if higher_is_better { n.max(h) } else { n.min(h) }
-                })
-                .collect();
-            let shown: Vec<String> = ratios.iter().map(|x| format!("{x:.2}")).collect();
-            format!("{:.2} ({})", median(ratios), shown.join(", "))
+        // weir is the first contender.
+        let x_better = |f: fn(&Run) -> f64, higher_is_better: bool| {
+            let per = |k: usize| rs[k].iter().map(f).collect::<Vec<_>>();
+            let x = against_better(&per(0), &per(nginx), &per(haproxy), higher_is_better);
+            format!("{:.2} ({})", median(x.clone()), listed(&x, 2))
         };
         println!(
             "\nweir over the better peer round by round, median (per round): {unit}/s {}; CPU {}",
-            round_ratios(|r| r.rps, true),
-            round_ratios(|r| r.cpu_us, false)
+            x_better(|r| r.rps, true),
+            x_better(|r| r.cpu_us, false)
         );
     }
     // Scaling from one worker to two, for each two-worker scenario whose one-worker

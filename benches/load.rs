@@ -23,9 +23,9 @@ use hyper_util::rt::TokioIo;
 
 mod support;
 use support::{
-    benching, env_or, fixed_rate, free_port, haproxy, haproxy_conf, median, nginx,
-    nginx_proxy_conf, nginx_upstream, pct, run_dir, signal, wait_for_port, weir, weir_binaries,
-    weir_config, weir_config_on, Proc,
+    against_better, benching, env_or, fixed_rate, free_port, haproxy, haproxy_conf, listed, median,
+    nginx, nginx_proxy_conf, nginx_upstream, pct, run_dir, signal, wait_for_port, weir,
+    weir_binaries, weir_config, weir_config_on, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -630,10 +630,9 @@ fn main() {
 }
 
 /// Each round's throughput and CPU a request, and weir's ratios to the better peer taken round
-/// by round: rounds interleave, so a round's ratio compares runs minutes apart, where medians of
-/// each column may pair a fast stretch of the VM with a slow one. weir's two rows are the same
-/// configuration when the harness pins it to one core (the default runtime starts a worker per
-/// core it may use), so their ratio is this run's noise floor.
+/// by round (`against_better`). weir's two rows are the same configuration when the harness
+/// pins it to one core (the default runtime starts a worker per core it may use), so their
+/// ratio is this run's noise floor.
 fn print_rounds(kinds: &[Kind], results: &[Vec<Run>]) {
     let at = |k: Kind| kinds.iter().position(|&x| x == k);
     let (Some(one), Some(multi), Some(nginx), Some(haproxy)) = (
@@ -645,54 +644,42 @@ fn print_rounds(kinds: &[Kind], results: &[Vec<Run>]) {
         return;
     };
     let per = |i: usize, f: fn(&Run) -> f64| -> Vec<f64> { results[i].iter().map(f).collect() };
-    let shown = |v: &[f64], decimals: usize| {
-        v.iter()
-            .map(|x| match x.is_nan() {
-                true => "–".to_string(),
-                false => format!("{x:.decimals$}"),
-            })
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    // weir's figure over the better peer's, round by round; `higher_is_better` picks the peer.
-    let ratios = |i: usize, f: fn(&Run) -> f64, higher_is_better: bool| -> Vec<f64> {
-        (0..results[i].len())
-            .map(|r| {
-                let (n, h) = (f(&results[nginx][r]), f(&results[haproxy][r]));
-                let better = if higher_is_better { n.max(h) } else { n.min(h) };
-                f(&results[i][r]) / better
-            })
-            .collect()
+    let x_better = |i: usize, f: fn(&Run) -> f64, higher_is_better: bool| {
+        let x = against_better(
+            &per(i, f),
+            &per(nginx, f),
+            &per(haproxy, f),
+            higher_is_better,
+        );
+        format!("{:.2} ({})", median(x.clone()), listed(&x, 2))
     };
     println!("\nPer round (in run order), and weir over the better peer taken round by round:\n");
     println!("| | req/s per round | CPU µs/req per round | req/s × better peer (median; per round) | CPU × better peer (median; per round) |");
     println!("|---|---|---|---|---|");
     for (i, kind) in kinds.iter().enumerate() {
-        let (rps, cpu) = (per(i, |r| r.rps), per(i, |r| r.cpu_us_per_req));
         let (x_rps, x_cpu) = if i == one || i == multi {
-            let (a, b) = (
-                ratios(i, |r| r.rps, true),
-                ratios(i, |r| r.cpu_us_per_req, false),
-            );
             (
-                format!("{:.2} ({})", median(a.clone()), shown(&a, 2)),
-                format!("{:.2} ({})", median(b.clone()), shown(&b, 2)),
+                x_better(i, |r| r.rps, true),
+                x_better(i, |r| r.cpu_us_per_req, false),
             )
         } else {
-            ("".into(), "".into())
+            (String::new(), String::new())
         };
         println!(
             "| {} | {} | {} | {x_rps} | {x_cpu} |",
             kind.name(),
-            shown(&rps, 0),
-            shown(&cpu, 1)
+            listed(&per(i, |r| r.rps), 0),
+            listed(&per(i, |r| r.cpu_us_per_req), 1)
         );
     }
-    let aa: Vec<f64> = (0..results[one].len())
-        .map(|r| results[one][r].cpu_us_per_req / results[multi][r].cpu_us_per_req)
+    let cpu = |r: &Run| r.cpu_us_per_req;
+    let aa: Vec<f64> = results[one]
+        .iter()
+        .zip(&results[multi])
+        .map(|(a, b)| cpu(a) / cpu(b))
         .collect();
     println!(
         "\nNoise floor: weir's two rows run alike here (one worker on CPU 0); CPU a request, 1 worker over default, per round: {}",
-        shown(&aa, 2)
+        listed(&aa, 2)
     );
 }

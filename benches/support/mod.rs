@@ -135,6 +135,27 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// `ours` over the better of two peers, round by round (`higher_is_better` picks the peer).
+/// Rounds interleave, so a round's ratio compares runs minutes apart, where medians of each
+/// contender may pair a fast stretch of the VM with a slow one.
+pub fn against_better(ours: &[f64], a: &[f64], b: &[f64], higher_is_better: bool) -> Vec<f64> {
+    ours.iter()
+        .zip(a.iter().zip(b))
+        .map(|(&x, (&a, &b))| x / if higher_is_better { a.max(b) } else { a.min(b) })
+        .collect()
+}
+
+/// Each round's value, comma-separated, "–" where there is none.
+pub fn listed(v: &[f64], decimals: usize) -> String {
+    v.iter()
+        .map(|x| match x.is_nan() {
+            true => "–".to_string(),
+            false => format!("{x:.decimals$}"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// weir with one listener on `port`, its admin on `admin`, and the 80/20-style split of one
 /// route over the two nginx upstreams (`weight` to canary).
 pub fn weir_config_on(port: u16, admin: u16, stable: u16, canary: u16, weight: u32) -> String {
