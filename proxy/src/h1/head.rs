@@ -49,21 +49,24 @@ impl FieldList {
     }
 
     /// Whether this field is hop-by-hop for this message (fixed ones, and those `Connection`
-    /// names). Inline: asked of every field of every head, and nearly always the first arm.
-    #[inline]
+    /// names). Inline: asked of every field of every head, and nearly always answered by its
+    /// kind alone.
+    #[inline(always)]
     pub fn is_hop_by_hop(&self, buf: &[u8], field: &Field) -> bool {
-        match field.kind {
-            kind if kind.is_hop_by_hop() => true,
-            Kind::Other if self.connection_names_fields => {
-                let name = &buf[field.name.clone()];
-                self.fields
-                    .iter()
-                    .filter(|f| f.kind == Kind::Connection)
-                    .flat_map(|f| tokens(&buf[f.value.clone()]))
-                    .any(|t| t.eq_ignore_ascii_case(name))
-            }
-            _ => false,
-        }
+        field.kind.is_hop_by_hop()
+            || (field.kind == Kind::Other
+                && self.connection_names_fields
+                && self.named_by_connection(buf, field))
+    }
+
+    #[cold]
+    fn named_by_connection(&self, buf: &[u8], field: &Field) -> bool {
+        let name = &buf[field.name.clone()];
+        self.fields
+            .iter()
+            .filter(|f| f.kind == Kind::Connection)
+            .flat_map(|f| tokens(&buf[f.value.clone()]))
+            .any(|t| t.eq_ignore_ascii_case(name))
     }
 
     /// A response body's framing from Content-Length and Transfer-Encoding (RFC 9112 §6.3).

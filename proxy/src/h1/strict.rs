@@ -105,12 +105,12 @@ impl Refusal {
 
 /// Every line of the head `head` (its bytes, through the blank line) ends in CRLF.
 pub fn check_line_endings(head: &[u8]) -> Result<(), Refusal> {
-    let mut previous = 0u8;
-    for &b in head {
-        if b == b'\n' && previous != b'\r' {
+    // Only the LFs are looked at, found by memchr's wide compares: a loop over every byte
+    // was 4 % of a plaintext request's user-space instructions.
+    for lf in memchr::memchr_iter(b'\n', head) {
+        if lf == 0 || head[lf - 1] != b'\r' {
             return Err(Refusal::BareLf);
         }
-        previous = b;
     }
     Ok(())
 }
@@ -310,5 +310,17 @@ mod tests {
             check_line_endings(b"GET / HTTP/1.1\r\nHost: a\r\n\n"),
             Err(Refusal::BareLf)
         );
+        assert_eq!(check_line_endings(b"\nGET"), Err(Refusal::BareLf));
+        // A long head (past memchr's wide steps), with a bare LF at each place in turn.
+        let head = format!(
+            "GET / HTTP/1.1\r\nHost: a\r\n{}\r\n",
+            "X-Long: abc\r\n".repeat(20)
+        );
+        assert_eq!(check_line_endings(head.as_bytes()), Ok(()));
+        for (i, _) in head.bytes().enumerate().filter(|&(_, b)| b == b'\r') {
+            let mut bare = head.clone().into_bytes();
+            bare[i] = b'x';
+            assert_eq!(check_line_endings(&bare), Err(Refusal::BareLf), "at {i}");
+        }
     }
 }
