@@ -24,8 +24,8 @@ use hyper_util::rt::TokioIo;
 mod support;
 use support::{
     against_better, benching, env_or, fixed_rate, free_port, haproxy, haproxy_conf, listed, median,
-    nginx, nginx_proxy_conf, nginx_upstream, pct, run_dir, signal, wait_for_port, weir,
-    weir_binaries, weir_config, weir_config_on, Proc,
+    median_interval, nginx, nginx_proxy_conf, nginx_upstream, pct, run_dir, signal, wait_for_port,
+    weir, weir_binaries, weir_config, weir_config_on, Proc,
 };
 
 #[derive(Clone, Copy, PartialEq)]
@@ -511,6 +511,12 @@ fn main() {
         return;
     }
 
+    if std::env::var_os("CPU_ONLY").is_some() {
+        cpu_only(&setup, rounds, secs);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
+
     if std::env::var_os("LATENCY_ONLY").is_some() {
         // Only the fixed-rate latency, every contender, `rounds` interleaved rounds: the
         // question of a latency difference in minutes instead of half an hour.
@@ -627,6 +633,116 @@ fn main() {
         secs,
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Only throughput and CPU a request, weir (one worker, and its default: the A/A pair) against
+/// nginx and HAProxy, in many short rounds: the question of a CPU ratio a few per cent from
+/// 1 (or from the 0.85), which five rounds of the full harness cannot resolve on a
+/// noisy VM. Rounds run the contenders in turn, every other round in reverse order, so no one
+/// always follows another; each round's ratio pairs runs seconds apart. The median ratio comes
+/// with a distribution-free 95 % interval (`median_interval`), and so does the A/A pair's.
+fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
+    let kinds = [Kind::WeirOne, Kind::WeirMulti, Kind::Nginx, Kind::Haproxy];
+    // Per kind, per round: req/s, user and system µs a request.
+    let mut runs: Vec<Vec<[f64; 3]>> = vec![Vec::new(); kinds.len()];
+    for round in 0..rounds {
+        let mut order: Vec<usize> = (0..kinds.len()).collect();
+        if round % 2 == 1 {
+            order.reverse();
+        }
+        for i in order {
+            let kind = kinds[i];
+            eprintln!("round {}/{rounds}: {} (CPU)", round + 1, kind.name());
+            let (proc, port) = start(kind, setup);
+            let Some(proc) = proc else { continue };
+            let _ = wrk(port, 64, 1); // warm the pools
+            let (user0, sys0) = proc.cpu_split();
+            let rps = wrk(port, 64, secs);
+            let (user1, sys1) = proc.cpu_split();
+            let requests = rps * secs as f64;
+            let per = |seconds: f64| {
+                if requests > 0.0 {
+                    seconds * 1e6 / requests
+                } else {
+                    f64::NAN
+                }
+            };
+            runs[i].push([rps, per(user1 - user0), per(sys1 - sys0)]);
+        }
+    }
+    let col = |i: usize, f: fn(&[f64; 3]) -> f64| -> Vec<f64> { runs[i].iter().map(f).collect() };
+    let cpu = |r: &[f64; 3]| r[1] + r[2];
+    let interval = |v: &[f64]| match median_interval(v) {
+        Some((low, high, coverage)) => {
+            format!(
+                "{:.2} [{low:.2}, {high:.2}] ({:.0} %)",
+                median(v.to_vec()),
+                coverage * 100.0
+            )
+        }
+        None => format!("{:.2} (too few rounds for an interval)", median(v.to_vec())),
+    };
+    println!("\n{rounds} rounds of {secs} s (wrk -t1 -c64, each proxy on CPU 0), order reversed every other round; medians.\n");
+    println!("| proxy | req/s | CPU µs/req | user µs/req | system µs/req |");
+    println!("|---|---:|---:|---:|---:|");
+    for (i, kind) in kinds.iter().enumerate() {
+        println!(
+            "| {} | {:.0} | {:.2} | {:.2} | {:.2} |",
+            kind.name(),
+            median(col(i, |r| r[0])),
+            median(col(i, cpu)),
+            median(col(i, |r| r[1])),
+            median(col(i, |r| r[2])),
+        );
+    }
+    let (nginx, haproxy) = (2, 3);
+    println!("\nRatios taken round by round: median [95 % interval for the median] (its exact coverage).\n");
+    println!("| | req/s × better peer | CPU × better peer | CPU × nginx | CPU × HAProxy |");
+    println!("|---|---|---|---|---|");
+    for i in [0, 1] {
+        let over = |peer: usize| -> Vec<f64> {
+            col(i, cpu)
+                .iter()
+                .zip(col(peer, cpu))
+                .map(|(a, b)| a / b)
+                .collect()
+        };
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            kinds[i].name(),
+            interval(&against_better(
+                &col(i, |r| r[0]),
+                &col(nginx, |r| r[0]),
+                &col(haproxy, |r| r[0]),
+                true
+            )),
+            interval(&against_better(
+                &col(i, cpu),
+                &col(nginx, cpu),
+                &col(haproxy, cpu),
+                false
+            )),
+            interval(&over(nginx)),
+            interval(&over(haproxy)),
+        );
+    }
+    let aa: Vec<f64> = col(0, cpu)
+        .iter()
+        .zip(col(1, cpu))
+        .map(|(a, b)| a / b)
+        .collect();
+    println!(
+        "\nNoise floor, the A/A pair (CPU a request, 1 worker over default, alike on one core): {}; per round: {}",
+        interval(&aa),
+        listed(&aa, 2)
+    );
+    for (i, kind) in kinds.iter().enumerate() {
+        println!(
+            "\n{} per round, CPU µs/req: {}",
+            kind.name(),
+            listed(&col(i, cpu), 1)
+        );
+    }
 }
 
 /// Each round's throughput and CPU a request, and weir's ratios to the better peer taken round

@@ -5,6 +5,9 @@
 #   ROUNDS=3 DURATION=10 RATE=5000 benches/load/run.sh
 #   STORM_ONLY=1 RATE=1000 benches/load/run.sh     # only the swap storm, ROUNDS times
 #   LATENCY_ONLY=1 RATE=1000 benches/load/run.sh   # only fixed-rate latency, every contender
+#   CPU_ONLY=1 ROUNDS=30 DURATION=5 benches/load/run.sh  # only req/s and CPU a request, weir vs
+#                                                  # nginx and HAProxy, many short rounds: the
+#                                                  # median ratio with a 95 % interval
 #   PAGE_ONLY=1 benches/load/run.sh                # weir with the rollout page open vs closed
 #   WEIR_BASELINE_BIN=/path/to/old/weir benches/load/run.sh  # a change's before and after, both
 #                                                  # engines, interleaved (no nginx/HAProxy)
