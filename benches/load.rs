@@ -641,8 +641,14 @@ fn main() {
 /// noisy VM. Rounds run the contenders in turn, every other round in reverse order, so no one
 /// always follows another; each round's ratio pairs runs seconds apart. The median ratio comes
 /// with a distribution-free 95 % interval (`median_interval`), and so does the A/A pair's.
+/// With `WEIR_BASELINE_BIN` the second row is that build with one worker, and the pair's ratio
+/// is the change's effect instead of the noise floor.
 fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
-    let kinds = [Kind::WeirOne, Kind::WeirMulti, Kind::Nginx, Kind::Haproxy];
+    let second = match setup.baseline {
+        Some(_) => Kind::BaselineOne,
+        None => Kind::WeirMulti,
+    };
+    let kinds = [Kind::WeirOne, second, Kind::Nginx, Kind::Haproxy];
     // Per kind, per round: req/s, user and system µs a request.
     let mut runs: Vec<Vec<[f64; 3]>> = vec![Vec::new(); kinds.len()];
     for round in 0..rounds {
@@ -731,11 +737,11 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
         .zip(col(1, cpu))
         .map(|(a, b)| a / b)
         .collect();
-    println!(
-        "\nNoise floor, the A/A pair (CPU a request, 1 worker over default, alike on one core): {}; per round: {}",
-        interval(&aa),
-        listed(&aa, 2)
-    );
+    let pair = match second {
+        Kind::BaselineOne => "This build over the baseline (CPU a request, one worker each)",
+        _ => "Noise floor, the A/A pair (CPU a request, 1 worker over default, alike on one core)",
+    };
+    println!("\n{pair}: {}; per round: {}", interval(&aa), listed(&aa, 2));
     for (i, kind) in kinds.iter().enumerate() {
         println!(
             "\n{} per round, CPU µs/req: {}",
