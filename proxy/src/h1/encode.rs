@@ -65,8 +65,8 @@ fn fields_except_hop_by_hop(out: &mut Vec<u8>, buf: &[u8], list: &FieldList) {
 
 /// The fields `keep` keeps, in order, each as `field` writes it. A line that came exactly so —
 /// `name: value` and CRLF, as most do — is copied as it came, and a run of such lines, one after
-/// another in `buf`, in one copy: four copies a field were about 10 % of a plaintext request's
-/// user-space instructions. A line of any other shape (more or other whitespace, a bare LF in
+/// another in `buf`, in one copy: writing both heads field by field, four copies a field, was
+/// about 11 % of a plaintext request's user-space instructions. A line of any other shape (more or other whitespace, a bare LF in
 /// a response) is written anew, so the output is the same either way.
 fn kept_fields(
     out: &mut Vec<u8>,

@@ -59,6 +59,7 @@ impl FieldList {
                 && self.named_by_connection(buf, field))
     }
 
+    /// Whether a `Connection` field names this one (RFC 9110 §7.6.1: then it is hop-by-hop).
     #[cold]
     fn named_by_connection(&self, buf: &[u8], field: &Field) -> bool {
         let name = &buf[field.name.clone()];
