@@ -678,6 +678,11 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
     }
     let col = |i: usize, f: fn(&[f64; 3]) -> f64| -> Vec<f64> { runs[i].iter().map(f).collect() };
     let cpu = |r: &[f64; 3]| r[1] + r[2];
+    let cpus: Vec<Vec<f64>> = (0..kinds.len()).map(|i| col(i, cpu)).collect();
+    // Row `i`'s CPU a request over row `j`'s, round by round.
+    let over = |i: usize, j: usize| -> Vec<f64> {
+        cpus[i].iter().zip(&cpus[j]).map(|(a, b)| a / b).collect()
+    };
     let interval = |v: &[f64]| match median_interval(v) {
         Some((low, high, coverage)) => {
             format!(
@@ -696,7 +701,7 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
             "| {} | {:.0} | {:.2} | {:.2} | {:.2} |",
             kind.name(),
             median(col(i, |r| r[0])),
-            median(col(i, cpu)),
+            median(cpus[i].clone()),
             median(col(i, |r| r[1])),
             median(col(i, |r| r[2])),
         );
@@ -706,13 +711,6 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
     println!("| | req/s × better peer | CPU × better peer | CPU × nginx | CPU × HAProxy |");
     println!("|---|---|---|---|---|");
     for i in [0, 1] {
-        let over = |peer: usize| -> Vec<f64> {
-            col(i, cpu)
-                .iter()
-                .zip(col(peer, cpu))
-                .map(|(a, b)| a / b)
-                .collect()
-        };
         println!(
             "| {} | {} | {} | {} | {} |",
             kinds[i].name(),
@@ -723,20 +721,16 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
                 true
             )),
             interval(&against_better(
-                &col(i, cpu),
-                &col(nginx, cpu),
-                &col(haproxy, cpu),
+                &cpus[i],
+                &cpus[nginx],
+                &cpus[haproxy],
                 false
             )),
-            interval(&over(nginx)),
-            interval(&over(haproxy)),
+            interval(&over(i, nginx)),
+            interval(&over(i, haproxy)),
         );
     }
-    let aa: Vec<f64> = col(0, cpu)
-        .iter()
-        .zip(col(1, cpu))
-        .map(|(a, b)| a / b)
-        .collect();
+    let aa = over(0, 1);
     let pair = match second {
         Kind::BaselineOne => "This build over the baseline (CPU a request, one worker each)",
         _ => "Noise floor, the A/A pair (CPU a request, 1 worker over default, alike on one core)",
@@ -746,7 +740,7 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
         println!(
             "\n{} per round, CPU µs/req: {}",
             kind.name(),
-            listed(&col(i, cpu), 1)
+            listed(&cpus[i], 1)
         );
     }
 }

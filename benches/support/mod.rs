@@ -154,27 +154,20 @@ pub fn median_interval(v: &[f64]) -> Option<(f64, f64, f64)> {
     let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
-    // P(X <= j) for X ~ Binomial(n, 1/2), summed term by term.
+    // P(X <= j) for X ~ Binomial(n, 1/2), summed term by term while it stays within 2.5 %;
+    // `tail` is P(X <= k - 1) for the k taken, so the coverage is 1 - 2 tail.
     let mut term = 0.5f64.powi(i32::try_from(n).ok()?);
-    let mut below = 0.0;
-    let mut k = 0;
+    let (mut tail, mut k) = (0.0, 0);
     for j in 0..n {
-        below += term;
-        if below > 0.025 {
+        if tail + term > 0.025 {
             break;
         }
+        tail += term;
         k = j + 1;
         term *= (n - j) as f64 / (j + 1) as f64;
     }
     if k == 0 {
         return None;
-    }
-    // Coverage: 1 - 2 P(X <= k - 1).
-    let mut tail = 0.0;
-    let mut term = 0.5f64.powi(i32::try_from(n).ok()?);
-    for j in 0..k {
-        tail += term;
-        term *= (n - j) as f64 / (j + 1) as f64;
     }
     Some((v[k - 1], v[n - k], 1.0 - 2.0 * tail))
 }

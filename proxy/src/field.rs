@@ -33,7 +33,7 @@ impl Kind {
     /// `name` in any case, as it came on an HTTP/1 wire.
     pub fn of(name: &[u8]) -> Kind {
         // Asked of every field of every HTTP/1 head: compared a word at a time, not a byte.
-        Kind::by(name, |name, known| known.is_folded(&loaded(name)))
+        Kind::by(name, |name, known| known.is_folded(&words(name)))
     }
 
     /// `name` known to be lower case, as HTTP/2 sends names (once checked) and `HeaderName`
@@ -118,34 +118,27 @@ impl Known {
     }
 }
 
-/// `words` at run time: one copy and three loads, not a shift per byte.
+/// Up to 24 bytes as three little-endian words, zero beyond the name; a longer name is all
+/// zeros, which no known name is. `const`: the known names' words are worked out in the build,
+/// a received name's at run time in one copy and three loads.
 #[inline(always)]
-fn loaded(name: &[u8]) -> [u64; 3] {
+const fn words(name: &[u8]) -> [u64; 3] {
     let mut bytes = [0u8; 24];
-    if let Some(head) = bytes.get_mut(..name.len()) {
-        head.copy_from_slice(name);
+    if name.len() <= 24 {
+        bytes.split_at_mut(name.len()).0.copy_from_slice(name);
     }
-    let word = |i: usize| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
-        u64::from_le_bytes(w)
-    };
-    [word(0), word(1), word(2)]
+    let (first, rest) = bytes.split_at(8);
+    let (second, third) = rest.split_at(8);
+    [word(first), word(second), word(third)]
 }
 
-/// Up to 24 bytes as three little-endian words, zero beyond the name; a longer name is all
-/// zeros, which no known name is.
-const fn words(name: &[u8]) -> [u64; 3] {
-    let mut words = [0u64; 3];
-    if name.len() > 24 {
-        return words;
+/// The first 8 bytes of `bytes` (which has them) as a little-endian word.
+#[inline(always)]
+const fn word(bytes: &[u8]) -> u64 {
+    match bytes.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => 0,
     }
-    let mut i = 0;
-    while i < name.len() {
-        words[i / 8] |= (name[i] as u64) << (i % 8 * 8);
-        i += 1;
-    }
-    words
 }
 
 /// Where one field of a raw head lies in its buffer, and what it means.
