@@ -14,7 +14,7 @@ RUNS=${RUNS:-10000000}
 SECONDS_EACH=${SECONDS_EACH:-3600}
 SANITIZER=${SANITIZER:-address}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(http1_head config argo_manifest condition route_match hpack h2_frames h2_client h2_server)
+[ ${#targets[@]} -gt 0 ] || targets=(http1_head http1_syntax config argo_manifest condition route_match hpack h2_frames h2_client h2_server)
 
 if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
   echo "fuzz: no nightly toolchain (rustup toolchain list); cargo-fuzz needs one. Skipped." >&2
@@ -28,6 +28,7 @@ fi
 # Seeds: what the tests and fixtures already hold.
 seed() { mkdir -p "corpus/$1"; cp -f "${@:2}" "corpus/$1/" 2>/dev/null || true; }
 seed http1_head seeds/http1/*
+seed http1_syntax seeds/http1/*
 seed route_match seeds/http1/*
 seed config ../deploy/*.yaml ../deploy/*/*.yaml
 seed argo_manifest ../fixtures/argo-rollouts/examples/*.yaml ../deploy/analysis/*.yaml ../deploy/rollout/*.yaml

@@ -1,20 +1,17 @@
 //! Parsed HTTP/1 heads kept as offsets into the bytes they came in: routing reads fields in
 //! place, forwarding copies them through, and nothing becomes a map.
 
-use std::mem::MaybeUninit;
 use std::ops::Range;
 
 use http::header::HeaderName;
 
 use super::strict::{self, Refusal, TargetForm};
+use super::syntax::{self, RequestLine, Syntax};
 pub use crate::field::Field;
 use crate::field::{is_fixed_token, is_real_upgrade, tokens, Kind};
 use crate::framing::parse_length;
 pub use crate::framing::Framing;
 use crate::table::Fields;
-
-/// Most fields a head may carry here; a larger head goes to hyper, which answers it.
-pub const MAX_FIELDS: usize = 128;
 
 /// The fields both heads share, with the connection-level facts found while parsing.
 #[derive(Debug, Default)]
@@ -27,24 +24,29 @@ pub struct FieldList {
 }
 
 impl FieldList {
-    fn fill(&mut self, buf: &[u8], base: *const u8, parsed: &[httparse::Header<'_>]) {
+    fn clear(&mut self) {
         self.fields.clear();
         self.close = false;
         self.connection_names_fields = false;
-        for h in parsed {
-            let name = offset(base, h.name.as_bytes());
-            let value = offset(base, h.value);
-            let kind = Kind::of(h.name.as_bytes());
-            if kind == Kind::Connection {
-                for token in tokens(&buf[value.clone()]) {
-                    if token.eq_ignore_ascii_case(b"close") {
-                        self.close = true;
-                    } else if !is_fixed_token(token) {
-                        self.connection_names_fields = true;
-                    }
-                }
+    }
+
+    /// A field line just read: classified, and `Connection`'s tokens noted, once.
+    #[inline(always)]
+    fn push(&mut self, buf: &[u8], name: Range<usize>, value: Range<usize>) {
+        let kind = Kind::of(&buf[name.clone()]);
+        if kind == Kind::Connection {
+            self.connection(&buf[value.clone()]);
+        }
+        self.fields.push(Field { name, value, kind });
+    }
+
+    fn connection(&mut self, value: &[u8]) {
+        for token in tokens(value) {
+            if token.eq_ignore_ascii_case(b"close") {
+                self.close = true;
+            } else if !is_fixed_token(token) {
+                self.connection_names_fields = true;
             }
-            self.fields.push(Field { name, value, kind });
         }
     }
 
@@ -135,16 +137,15 @@ pub enum Parsed {
 impl RequestHead {
     /// Parses and checks a head by the rules of `strict`, the same for both engines.
     pub fn parse(&mut self, buf: &[u8], max_fields: usize) -> Parsed {
-        let mut slots: [MaybeUninit<httparse::Header<'_>>; MAX_FIELDS] =
-            [const { MaybeUninit::uninit() }; MAX_FIELDS];
-        let mut req = httparse::Request::new(&mut []);
-        let len = match req.parse_with_uninit_headers(buf, &mut slots) {
-            Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) => return Parsed::Partial,
-            Err(httparse::Error::TooManyHeaders) => return Parsed::Refused(Refusal::TooManyFields),
-            Err(_) => return Parsed::Refused(Refusal::Malformed),
+        let list = &mut self.list;
+        list.clear();
+        let line = match syntax::request(buf, |name, value| list.push(buf, name, value)) {
+            Syntax::Complete(line) => line,
+            Syntax::Partial => return Parsed::Partial,
+            Syntax::TooManyFields => return Parsed::Refused(Refusal::TooManyFields),
+            Syntax::Malformed => return Parsed::Refused(Refusal::Malformed),
         };
-        match self.check(buf, len, &req, max_fields) {
+        match self.check(buf, line, max_fields) {
             Ok(usual) if usual => Parsed::Complete,
             Ok(_) => Parsed::Hyper,
             Err(refusal) => Parsed::Refused(refusal),
@@ -152,29 +153,20 @@ impl RequestHead {
     }
 
     /// Fills the head in and applies every rule; `Ok(false)`: valid, but for hyper.
-    fn check(
-        &mut self,
-        buf: &[u8],
-        len: usize,
-        req: &httparse::Request<'_, '_>,
-        max_fields: usize,
-    ) -> Result<bool, Refusal> {
-        let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version)
-        else {
-            return Err(Refusal::Malformed);
-        };
-        strict::check_line_endings(&buf[..len])?;
-        if req.headers.len() > max_fields {
+    fn check(&mut self, buf: &[u8], line: RequestLine, max_fields: usize) -> Result<bool, Refusal> {
+        if line.bare_lf {
+            return Err(Refusal::BareLf);
+        }
+        if self.list.fields.len() > max_fields {
             return Err(Refusal::TooManyFields);
         }
-        let http11 = version == 1;
-        let base = buf.as_ptr();
-        self.len = len;
-        self.method = offset(base, method.as_bytes());
-        self.target = offset(base, target.as_bytes());
-        self.list.fill(buf, base, req.headers);
-        let (form, authority) = strict::target_form(method.as_bytes(), target.as_bytes())?;
-        let authority = authority.map(|r| &target.as_bytes()[r]);
+        let http11 = line.http11;
+        self.len = line.len;
+        self.method = line.method;
+        self.target = line.target;
+        let target = &buf[self.target.clone()];
+        let (form, authority) = strict::target_form(&buf[self.method.clone()], target)?;
+        let authority = authority.map(|r| &target[r]);
         self.host = strict::check_host(buf, &self.list.fields, http11, authority)?;
         self.framing = strict::request_framing(buf, &self.list.fields, http11)?;
         self.upgrade = false;
@@ -256,28 +248,17 @@ pub enum ParsedResponse {
 impl ResponseHead {
     /// `head_request`: the request was HEAD, so no body follows whatever the fields say.
     pub fn parse(&mut self, buf: &[u8], head_request: bool) -> ParsedResponse {
-        // Uninitialised: 128 empty slots written before every parse were 4 KiB of stores.
-        let mut slots: [MaybeUninit<httparse::Header<'_>>; MAX_FIELDS] =
-            [const { MaybeUninit::uninit() }; MAX_FIELDS];
-        let mut resp = httparse::Response::new(&mut []);
-        let parsed = httparse::ParserConfig::default()
-            .parse_response_with_uninit_headers(&mut resp, buf, &mut slots);
-        let len = match parsed {
-            Ok(httparse::Status::Complete(len)) => len,
-            Ok(httparse::Status::Partial) => return ParsedResponse::Partial,
-            Err(_) => return ParsedResponse::Malformed,
+        let list = &mut self.list;
+        list.clear();
+        let line = match syntax::response(buf, |name, value| list.push(buf, name, value)) {
+            Syntax::Complete(line) => line,
+            Syntax::Partial => return ParsedResponse::Partial,
+            Syntax::Malformed | Syntax::TooManyFields => return ParsedResponse::Malformed,
         };
-        let (Some(version), Some(status)) = (resp.version, resp.code) else {
-            return ParsedResponse::Malformed;
-        };
-        let base = buf.as_ptr();
-        self.len = len;
+        let status = line.status;
+        self.len = line.len;
         self.status = status;
-        self.reason = offset(base, resp.reason.unwrap_or("").as_bytes());
-        if self.reason.is_empty() {
-            self.reason = 0..0;
-        }
-        self.list.fill(buf, base, resp.headers);
+        self.reason = line.reason;
         let bodiless =
             head_request || (100..200).contains(&status) || status == 204 || status == 304;
         self.framing = match self.list.response_framing(buf) {
@@ -287,15 +268,9 @@ impl ResponseHead {
         };
         // HTTP/1.0 closes unless told otherwise; keep-alive negotiation with 1.0 upstreams is
         // not worth having.
-        self.close = self.list.close || version == 0 || self.framing == Framing::Close;
+        self.close = self.list.close || !line.http11 || self.framing == Framing::Close;
         ParsedResponse::Complete
     }
-}
-
-fn offset(base: *const u8, part: &[u8]) -> Range<usize> {
-    // httparse returns slices of the buffer it parsed.
-    let start = (part.as_ptr() as usize).wrapping_sub(base as usize);
-    start..start + part.len()
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //!
 //! hyper parses every head into a map and encodes it again on both legs; for a proxy that
 //! forwards most fields unchanged that was most of its user-space work per request. Here a
-//! head is parsed once (httparse) into offsets, routing reads fields in place, the other leg
+//! head is read once (`syntax`) into offsets, routing reads fields in place, the other leg
 //! gets the same bytes less the hop-by-hop fields plus the forwarding ones, and bodies are
 //! copied as framed (the chunked coding is scanned, not decoded). Buffers start at 512 bytes,
 //! grow only while a large body passes, and are held only while a request is in flight: an idle
@@ -29,6 +29,10 @@ pub mod gate;
 pub mod head;
 mod scratch;
 pub mod strict;
+pub mod syntax;
+#[cfg(any(test, fuzzing))]
+#[doc(hidden)]
+pub mod syntax_reference;
 
 pub use crate::framing::{BodyCursor, Framing};
 pub use conn::{connection, Finished, Limits, ToHyper};
