@@ -5,31 +5,43 @@
 /// Characters an authority (host and port) may hold: unreserved, sub-delims, `:`, `[`, `]`
 /// and percent-encoding. No space, `/`, `?`, `#` or `@`.
 pub(crate) fn is_authority(value: &[u8]) -> bool {
-    value.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
-            || matches!(
-                b,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'%'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-            )
-    })
+    // A table: asked of every request's Host, byte by byte.
+    value.iter().all(|&b| AUTHORITY[usize::from(b)])
 }
+
+const AUTHORITY: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = matches!(
+            b as u8,
+            b'a'..=b'z'
+                | b'A'..=b'Z'
+                | b'0'..=b'9'
+                | b'-'
+                | b'.'
+                | b'_'
+                | b'~'
+                | b'%'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'['
+                | b']'
+        );
+        b += 1;
+    }
+    table
+};
 
 /// The host of an authority, as bytes. Only the trailing digits are looked at, not the whole
 /// name.
@@ -69,5 +81,16 @@ mod tests {
         assert_eq!(strip_port("[::1]:80"), "::1");
         assert_eq!(strip_port("80"), "80");
         assert_eq!(host_bytes(b"Example.com:80"), b"Example.com");
+    }
+
+    #[test]
+    fn authorities_hold_only_their_characters() {
+        let allowed: Vec<u8> = (0..=255u8).filter(|&b| is_authority(&[b])).collect();
+        assert_eq!(
+            allowed,
+            b"!$%&'()*+,-.0123456789:;=ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_abcdefghijklmnopqrstuvwxyz~"
+        );
+        assert!(is_authority(b"[::1]:8080") && is_authority(b""));
+        assert!(!is_authority(b"a b") && !is_authority(b"u@h") && !is_authority(b"a/b"));
     }
 }

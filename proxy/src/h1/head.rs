@@ -41,6 +41,10 @@ impl FieldList {
     }
 
     fn connection(&mut self, value: &[u8]) {
+        // What nearly every upstream says, answered without splitting a list.
+        if value.eq_ignore_ascii_case(b"keep-alive") {
+            return;
+        }
         for token in tokens(value) {
             if token.eq_ignore_ascii_case(b"close") {
                 self.close = true;
@@ -443,6 +447,23 @@ Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n";
                 _ => panic!("not refused: {}", String::from_utf8_lossy(raw)),
             }
         }
+    }
+
+    #[test]
+    fn connection_says_close_or_names_fields() {
+        let said = |value: &str| {
+            let raw = format!("GET / HTTP/1.1\r\nHost: a\r\nConnection: {value}\r\n\r\n");
+            let (parsed, head) = request(raw.as_bytes());
+            assert!(matches!(parsed, Parsed::Complete), "{value}");
+            (head.list.close, head.list.connection_names_fields)
+        };
+        assert_eq!(said("keep-alive"), (false, false));
+        assert_eq!(said("Keep-Alive"), (false, false));
+        assert_eq!(said("close"), (true, false));
+        assert_eq!(said("keep-alive, Close"), (true, false));
+        assert_eq!(said("keep-alive, X-Secret"), (false, true));
+        assert_eq!(said("keep-alive-x"), (false, true));
+        assert_eq!(said("te, upgrade"), (false, false));
     }
 
     #[test]
