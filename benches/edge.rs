@@ -20,12 +20,14 @@
 //! rustls client skips it so that its own core is not the limit). Resumption is each server's
 //! default: nginx and HAProxy issue session tickets, weir (rustls) its stateful session cache.
 //!
-//! Rounds are interleaved (scenario by scenario, every contender in each) and every round's
-//! value printed; ratios are against the better of nginx and HAProxy in the same run. The
-//! load generator and the upstreams share the machine's second core with nothing else; in the
-//! two-worker scenarios they share both cores with the proxy, so a scaling factor (two workers
-//! over one) is a lower bound and CPU per request the fairer figure there. Loopback only,
-//! every run bounded in time. Reports; asserts nothing.
+//! Rounds are interleaved (scenario by scenario, every contender in each, the contenders'
+//! order reversed every other round) and every round's value printed; ratios are against the
+//! better of nginx and HAProxy in the same run, taken round by round, their median with a
+//! distribution-free 95 % interval from six rounds on (`median_interval`). The load generator
+//! and the upstreams share the machine's second core with nothing else; in the two-worker
+//! scenarios they share both cores with the proxy, so a scaling factor (two workers over one)
+//! is a lower bound and CPU per request the fairer figure there. Loopback only, every run
+//! bounded in time. Reports; asserts nothing.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,7 +38,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 mod support;
 use support::{
-    against_better, benching, env_or, free_port, listed, median, nginx_preamble,
+    against_better, benching, env_or, free_port, listed, median, median_interval, nginx_preamble,
     nginx_upstream_with, run_dir, signal, wait_for_port, weir, weir_binaries, Proc,
 };
 
@@ -716,7 +718,14 @@ fn main() {
     let mut results = vec![vec![Vec::<Run>::new(); kinds.len()]; scenarios.len()];
     for round in 0..rounds {
         for (i, sc) in scenarios.iter().enumerate() {
-            for (k, &kind) in kinds.iter().enumerate() {
+            // Reversed every other round: whoever runs first in a round (on a warmer or a
+            // quieter machine) is not always the same contender.
+            let mut order: Vec<usize> = (0..kinds.len()).collect();
+            if round % 2 == 1 {
+                order.reverse();
+            }
+            for k in order {
+                let kind = kinds[k];
                 eprintln!("round {}/{rounds}: {} — {}", round + 1, sc.key, kind.name());
                 results[i][k].push(measure(&rt, kind, sc, &s, secs));
             }
@@ -778,10 +787,14 @@ fn main() {
         let x_better = |f: fn(&Run) -> f64, higher_is_better: bool| {
             let per = |k: usize| rs[k].iter().map(f).collect::<Vec<_>>();
             let x = against_better(&per(0), &per(nginx), &per(haproxy), higher_is_better);
-            format!("{:.2} ({})", median(x.clone()), listed(&x, 2))
+            let interval = median_interval(&x)
+                .map(|(lo, hi, _)| format!(" [{lo:.2}, {hi:.2}]"))
+                .unwrap_or_default();
+            format!("{:.2}{interval} ({})", median(x.clone()), listed(&x, 2))
         };
         println!(
-            "\nweir over the better peer round by round, median (per round): {unit}/s {}; CPU {}",
+            "\nweir over the better peer round by round, median [95 % interval from 6 rounds] \
+             (per round): {unit}/s {}; CPU {}",
             x_better(|r| r.rps, true),
             x_better(|r| r.cpu_us, false)
         );
