@@ -14,7 +14,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -45,6 +45,7 @@ pub struct Deadline(Arc<Shared>);
 struct Shared {
     at: AtomicU64,
     timer: Mutex<Timer>,
+    waiting: Arc<Waiting>,
 }
 
 #[derive(Default)]
@@ -52,10 +53,36 @@ struct Timer {
     sleep: Option<Pin<Box<Sleep>>>,
     /// When `sleep` fires (as stored in `Shared::at`), if it is registered; 0: not armed.
     armed: u64,
-    /// The task that last waited on the connection's IO: the one to wake when time is up.
-    waker: Option<Waker>,
-    /// `waker` changed since `sleep` was last polled: it would wake the wrong task.
-    stale: bool,
+    /// `waiting` as a waker: what `sleep` is polled with, so it wakes whichever task waits
+    /// when the time comes. An upstream connection serves another client's task nearly every
+    /// request; polled with each task's own waker, the sleep was polled again every request.
+    forward: Option<Waker>,
+}
+
+/// The task that last waited on the connection's IO: the one to wake when time is up. A lock
+/// of its own, not the timer's: the sleep may wake it while the timer's lock is held (tokio
+/// wakes a task at once when its budget runs out outside a runtime's scheduler).
+#[derive(Default)]
+struct Waiting(Mutex<Option<Waker>>);
+
+impl Wake for Waiting {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // Cloned out: a waker is not woken under a lock it might come back to.
+        let task = lock(&self.0).clone();
+        if let Some(task) = task {
+            task.wake();
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Deadline {
@@ -67,14 +94,14 @@ impl Deadline {
         // would not fire by `at`, wake the waiting task: its next wait arms the timer. (Arming
         // here instead would touch the timer driver from wherever this runs — a response body
         // dropped while the runtime shuts down, say.)
-        let timer = self.timer();
-        if let Some(waker) = &timer.waker {
-            let in_time = timer.armed != 0
+        let in_time = {
+            let timer = self.timer();
+            timer.armed != 0
                 && timer.armed <= at
-                && timer.sleep.as_ref().is_some_and(|s| !s.is_elapsed());
-            if !in_time {
-                waker.wake_by_ref();
-            }
+                && timer.sleep.as_ref().is_some_and(|s| !s.is_elapsed())
+        };
+        if !in_time {
+            self.0.waiting.wake_by_ref();
         }
     }
 
@@ -91,26 +118,27 @@ impl Deadline {
     }
 
     fn timer(&self) -> MutexGuard<'_, Timer> {
-        self.0
-            .timer
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+        lock(&self.0.timer)
     }
 
     /// Called when the IO has to wait: remembers who waits, and fails if the deadline passed.
     fn check(&self, cx: &mut Context<'_>) -> io::Result<()> {
-        let mut timer = self.timer();
-        let timer = &mut *timer;
-        if !timer
-            .waker
-            .as_ref()
-            .is_some_and(|w| w.will_wake(cx.waker()))
         {
-            timer.waker = Some(cx.waker().clone());
-            timer.stale = true;
+            let mut task = lock(&self.0.waiting.0);
+            if !task.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *task = Some(cx.waker().clone());
+            }
         }
         let at = self.0.at.load(Ordering::Relaxed);
-        if at == 0 || arm(&mut timer.sleep, &mut timer.armed, &mut timer.stale, at, cx) {
+        if at == 0 {
+            return Ok(());
+        }
+        let mut timer = self.timer();
+        let timer = &mut *timer;
+        let forward = timer
+            .forward
+            .get_or_insert_with(|| Waker::from(Arc::clone(&self.0.waiting)));
+        if arm(&mut timer.sleep, &mut timer.armed, at, forward) {
             Ok(())
         } else {
             Err(io::Error::new(
@@ -121,17 +149,12 @@ impl Deadline {
     }
 }
 
-/// Makes sure the timer fires no later than `at` and wakes `cx`'s task; false if `at` has
-/// passed. The common case — a later deadline on a timer still armed for the same task — is a
-/// comparison and no timer operation.
-fn arm(
-    sleep: &mut Option<Pin<Box<Sleep>>>,
-    armed: &mut u64,
-    stale: &mut bool,
-    at: u64,
-    cx: &mut Context<'_>,
-) -> bool {
-    let mut must_poll = *stale;
+/// Makes sure the timer fires no later than `at` and then wakes `forward`; false if `at` has
+/// passed. The common case — a later deadline on a timer still armed — is a comparison and no
+/// timer operation, whichever task waits.
+fn arm(sleep: &mut Option<Pin<Box<Sleep>>>, armed: &mut u64, at: u64, forward: &Waker) -> bool {
+    let mut cx = Context::from_waker(forward);
+    let mut must_poll = false;
     loop {
         let sleep =
             sleep.get_or_insert_with(|| Box::pin(tokio::time::sleep_until(from_nanos(at).into())));
@@ -144,8 +167,7 @@ fn arm(
         if !must_poll {
             return true;
         }
-        *stale = false;
-        match sleep.as_mut().poll(cx) {
+        match sleep.as_mut().poll(&mut cx) {
             Poll::Pending => return true,
             Poll::Ready(()) if Instant::now() >= from_nanos(at) => return false,
             // It fired for an earlier deadline that has since moved on.
@@ -318,6 +340,29 @@ mod tests {
             .expect("woken at the deadline")
             .expect("task");
         assert_eq!(read.expect_err("timed out").kind(), io::ErrorKind::TimedOut);
+    }
+
+    #[tokio::test]
+    async fn the_task_waiting_now_is_woken_not_the_one_before() {
+        // As an upstream connection is used by one client's task, then by another's: the
+        // timer armed while the first waited must wake the second.
+        let (a, _b) = tokio::io::duplex(64);
+        let deadline = Deadline::default();
+        let mut io = DeadlineIo::new(a, deadline.clone());
+        let mut buf = [0u8; 8];
+        deadline.set(Instant::now(), Duration::from_millis(40));
+        let first = tokio::time::timeout(Duration::from_millis(5), io.read(&mut buf)).await;
+        assert!(first.is_err(), "the first wait ends by its own timeout");
+        let second = tokio::spawn(async move {
+            let started = Instant::now();
+            (io.read(&mut buf).await, started.elapsed())
+        });
+        let (read, took) = tokio::time::timeout(Duration::from_secs(5), second)
+            .await
+            .expect("the second task was woken at the deadline")
+            .expect("task");
+        assert_eq!(read.expect_err("timed out").kind(), io::ErrorKind::TimedOut);
+        assert!(took < Duration::from_secs(1), "{took:?}");
     }
 
     #[tokio::test]
