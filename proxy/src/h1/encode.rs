@@ -3,19 +3,30 @@
 
 use http::StatusCode;
 
-use super::head::{FieldList, RequestHead, ResponseHead};
+use super::head::{RequestHead, ResponseHead};
 use crate::field::{Field, Kind};
 use crate::pipeline::ClientInfo;
 
 /// The upstream's copy of a client's request head (origin-form, HTTP/1.1). X-Forwarded-For is
 /// appended to, never believed; X-Forwarded-Proto and -Host state what weir saw.
 pub fn request_head(out: &mut Vec<u8>, buf: &[u8], head: &RequestHead, client: &ClientInfo) {
-    out.extend_from_slice(&buf[head.method.clone()]);
-    out.push(b' ');
-    out.extend_from_slice(&buf[head.target.clone()]);
-    out.extend_from_slice(b" HTTP/1.1\r\n");
+    // The request line as it came, if it reads as written here (one space each side of the
+    // target, HTTP/1.1, CRLF: what this engine takes): then it starts the fields' first copy.
+    let line = head.method.start..head.target.end + 11;
+    let as_written = head.target.start == head.method.end + 1
+        && buf.get(head.method.end) == Some(&b' ')
+        && buf.get(head.target.end..line.end) == Some(b" HTTP/1.1\r\n");
+    let first = if as_written {
+        line
+    } else {
+        out.extend_from_slice(&buf[head.method.clone()]);
+        out.push(b' ');
+        out.extend_from_slice(&buf[head.target.clone()]);
+        out.extend_from_slice(b" HTTP/1.1\r\n");
+        0..0
+    };
     let mut xff = false;
-    kept_fields(out, buf, &head.list.fields, |f| match f.kind {
+    kept_fields(out, buf, first, &head.list.fields, |f| match f.kind {
         Kind::ForwardedProto | Kind::ForwardedHost => false,
         Kind::ForwardedFor => {
             // Earlier proxies' entries, joined into the one field written below.
@@ -51,31 +62,52 @@ pub fn request_head(out: &mut Vec<u8>, buf: &[u8], head: &RequestHead, client: &
 /// The client's copy of an upstream's response head. The body's framing fields stay: the
 /// body's bytes pass through as they came.
 pub fn response_head(out: &mut Vec<u8>, buf: &[u8], head: &ResponseHead, close: bool) {
-    status_line(out, head.status, &buf[head.reason.clone()]);
-    fields_except_hop_by_hop(out, buf, &head.list);
+    let first = match status_line_as_written(buf, head) {
+        Some(line) => line,
+        None => {
+            status_line(out, head.status, &buf[head.reason.clone()]);
+            0..0
+        }
+    };
+    kept_fields(out, buf, first, &head.list.fields, |f| {
+        !head.list.is_hop_by_hop(buf, f)
+    });
     if close {
         out.extend_from_slice(b"connection: close\r\n");
     }
     out.extend_from_slice(b"\r\n");
 }
 
-fn fields_except_hop_by_hop(out: &mut Vec<u8>, buf: &[u8], list: &FieldList) {
-    kept_fields(out, buf, &list.fields, |f| !list.is_hop_by_hop(buf, f));
+/// The status line as it came, if it reads as `status_line` writes it: `HTTP/1.1`, the
+/// status, one space, a reason (one weir keeps) and CRLF.
+fn status_line_as_written(buf: &[u8], head: &ResponseHead) -> Option<std::ops::Range<usize>> {
+    if head.reason.is_empty() {
+        return None;
+    }
+    let start = head.reason.start.checked_sub(b"HTTP/1.1 200 ".len())?;
+    let end = head.reason.end + 2;
+    let as_written = buf.get(start..start + 9) == Some(b"HTTP/1.1 ")
+        && buf.get(start + 12) == Some(&b' ')
+        && buf.get(head.reason.end..end) == Some(b"\r\n");
+    as_written.then_some(start..end)
 }
 
-/// The fields `keep` keeps, in order, each as `field` writes it. A line that came exactly so —
-/// `name: value` and CRLF, as most do — is copied as it came, and a run of such lines, one after
-/// another in `buf`, in one copy: writing both heads field by field, four copies a field, was
-/// about 11 % of a plaintext request's user-space instructions. A line of any other shape (more or other whitespace, a bare LF in
-/// a response) is written anew, so the output is the same either way.
+/// The fields `keep` keeps, in order, each as `field` writes it, after `first` (the head's
+/// first line, when it came as it is written; else empty and already written). A line that came
+/// exactly so — `name: value` and CRLF, as most do — is copied as it came, and a run of such
+/// lines, one after another in `buf`, in one copy: writing both heads field by field, four
+/// copies a field, was about 11 % of a plaintext request's user-space instructions. A line of
+/// any other shape (more or other whitespace, a bare LF in a response) is written anew, so the
+/// output is the same either way.
 fn kept_fields(
     out: &mut Vec<u8>,
     buf: &[u8],
+    first: std::ops::Range<usize>,
     fields: &[Field],
     mut keep: impl FnMut(&Field) -> bool,
 ) {
     // Lines found as `field` would write them, not copied yet.
-    let mut run = 0..0;
+    let mut run = first;
     for f in fields {
         if !keep(f) {
             continue;
@@ -142,7 +174,7 @@ pub(super) fn field(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::h1::head::{Parsed, ParsedResponse};
+    use crate::h1::head::{FieldList, Parsed, ParsedResponse};
 
     fn client() -> ClientInfo {
         ClientInfo::new("10.0.0.9".parse().unwrap(), false)
@@ -199,8 +231,9 @@ mod tests {
     /// ones change nothing.
     #[test]
     fn copied_lines_are_what_writing_each_field_would_give() {
-        let requests: [&[u8]; 4] = [
+        let requests: [&[u8]; 5] = [
             b"GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\nX-B: 2\r\n\r\n",
+            b"\r\n\r\nGET /x?y HTTP/1.1\r\nHost: a\r\n\r\n",
             b"GET / HTTP/1.1\r\nHost:\ta\r\nX-A: 1 \r\nX-B:  2\r\nX-C:\r\nX-D: \r\nX-E: 5\r\n\r\n",
             b"GET / HTTP/1.1\r\nX-A: 1\r\nConnection: x-b\r\nX-B: 2\r\nHost: a\r\n\
               X-Forwarded-For: 9.9.9.9\r\nX-C: 3\r\nTE: trailers\r\n\r\n",
@@ -210,34 +243,62 @@ mod tests {
             let mut head = RequestHead::default();
             assert!(matches!(head.parse(raw, 100), Parsed::Complete));
             let mut copied = Vec::new();
-            fields_except_hop_by_hop(&mut copied, raw, &head.list);
+            request_head(&mut copied, raw, &head, &client());
+            // Up to the forwarding fields written after the kept ones (an X-Forwarded-For
+            // received is never among the kept).
+            let copied = String::from_utf8_lossy(&copied).into_owned();
+            let fields_end = copied.find("x-forwarded-for: ").unwrap_or(copied.len());
+            let mut each = Vec::new();
+            each.extend_from_slice(&raw[head.method.clone()]);
+            each.push(b' ');
+            each.extend_from_slice(&raw[head.target.clone()]);
+            each.extend_from_slice(b" HTTP/1.1\r\n");
+            let forwarding = |f: &Field| {
+                matches!(
+                    f.kind,
+                    Kind::ForwardedFor | Kind::ForwardedProto | Kind::ForwardedHost
+                )
+            };
+            each.extend_from_slice(each_written(raw, &head.list, forwarding).as_bytes());
             assert_eq!(
-                String::from_utf8(copied).unwrap(),
-                each_written(raw, &head.list),
+                &copied[..fields_end],
+                String::from_utf8_lossy(&each),
                 "{}",
                 String::from_utf8_lossy(raw)
             );
         }
-        let responses: [&[u8]; 3] = [
+        let responses: [&[u8]; 9] = [
             b"HTTP/1.1 200 OK\r\nServer: up\r\nDate: now\r\nContent-Length: 0\r\n\
               Connection: keep-alive\r\nX-Backend: stable\r\n\r\n",
             b"HTTP/1.1 200 OK\nServer: up\nContent-Length: 0\r\nX-A: 1\n\n",
             b"HTTP/1.1 200 OK\r\nServer: up\nContent-Length: 0\r\nX-A:\t1\r\n\r\n",
+            b"\r\nHTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 \r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 \xe9t\xe9\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 200 O K \r\nConnection: x-a\r\nX-A: 1\r\nX-B: 2\r\n\r\n",
         ];
         for raw in responses {
             let mut head = ResponseHead::default();
             assert!(matches!(head.parse(raw, false), ParsedResponse::Complete));
             let mut copied = Vec::new();
-            fields_except_hop_by_hop(&mut copied, raw, &head.list);
-            let copied = String::from_utf8(copied).unwrap();
-            assert_eq!(copied, each_written(raw, &head.list), "{copied:?}");
+            response_head(&mut copied, raw, &head, false);
+            let mut each = Vec::new();
+            status_line(&mut each, head.status, &raw[head.reason.clone()]);
+            each.extend_from_slice(each_written(raw, &head.list, |_| false).as_bytes());
+            each.extend_from_slice(b"\r\n");
+            let copied = String::from_utf8_lossy(&copied).into_owned();
+            assert_eq!(copied, String::from_utf8_lossy(&each), "{raw:?}");
             assert!(!copied.replace("\r\n", "").contains('\n'), "{copied:?}");
         }
     }
 
-    fn each_written(raw: &[u8], list: &FieldList) -> String {
+    /// Every field but the hop-by-hop ones and those `replaced`, each written anew.
+    fn each_written(raw: &[u8], list: &FieldList, replaced: impl Fn(&Field) -> bool) -> String {
         let mut out = Vec::new();
-        for f in list.fields.iter().filter(|f| !list.is_hop_by_hop(raw, f)) {
+        let kept = |f: &&Field| !list.is_hop_by_hop(raw, f) && !replaced(f);
+        for f in list.fields.iter().filter(kept) {
             field(&mut out, &raw[f.name.clone()], &raw[f.value.clone()]);
         }
         String::from_utf8(out).unwrap()

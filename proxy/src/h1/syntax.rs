@@ -33,7 +33,8 @@ pub enum Syntax<L> {
 /// A request line, with facts about the head it starts.
 #[derive(Debug, PartialEq, Eq)]
 pub struct RequestLine {
-    /// Bytes from the first (after any blank lines) through the blank line.
+    /// Bytes from the buffer's start (blank lines before the request line included) through
+    /// the blank line that ends the head.
     pub len: usize,
     pub method: Range<usize>,
     pub target: Range<usize>,
@@ -45,6 +46,7 @@ pub struct RequestLine {
 /// A status line, with facts about the head it starts.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StatusLine {
+    /// As `RequestLine::len`.
     pub len: usize,
     pub http11: bool,
     pub status: u16,
