@@ -149,6 +149,43 @@ pub struct Field {
     pub kind: Kind,
 }
 
+/// tchar (RFC 9110 §5.6.2): methods and names on an HTTP/1 wire (`h1::syntax`), tokens in
+/// HTTP/2 values (`h2wire::message`).
+pub(crate) static TCHAR: [bool; 256] = tchar_table(true);
+/// tchar without upper-case letters: HTTP/2 field names.
+pub(crate) static LOWER_TCHAR: [bool; 256] = tchar_table(false);
+
+/// tchar (RFC 9110 §5.6.2), with or without upper-case letters: a byte loop over a table.
+const fn tchar_table(upper: bool) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < table.len() {
+        let b = i as u8;
+        table[i] = b.is_ascii_lowercase()
+            || b.is_ascii_digit()
+            || (upper && b.is_ascii_uppercase())
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            );
+        i += 1;
+    }
+    table
+}
+
 /// The comma-separated tokens of a list field, trimmed, empty ones skipped.
 pub fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
     value

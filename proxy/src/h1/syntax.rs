@@ -16,6 +16,8 @@
 
 use std::ops::Range;
 
+use crate::field::TCHAR;
+
 /// Most fields a head may carry; one more and it is refused (requests) or malformed
 /// (responses), as httparse's 128 slots were.
 pub const MAX_FIELDS: usize = 128;
@@ -91,29 +93,6 @@ impl<L> From<Stop> for Syntax<L> {
 }
 
 type Step<T> = Result<T, Stop>;
-
-/// `tchar` (RFC 9110 §5.6.2): methods and field names.
-const TOKEN: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || contains(b"!#$%&'*+-.^_`|~", c);
-        b += 1;
-    }
-    table
-};
-
-const fn contains(set: &[u8], c: u8) -> bool {
-    let mut i = 0;
-    while i < set.len() {
-        if set[i] == c {
-            return true;
-        }
-        i += 1;
-    }
-    false
-}
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = ONES * 0x80;
@@ -225,13 +204,13 @@ impl<'b> Cursor<'b> {
     /// A token, then one space.
     fn method(&mut self) -> Step<Range<usize>> {
         let start = self.at;
-        if !TOKEN[usize::from(self.next()?)] {
+        if !TCHAR[usize::from(self.next()?)] {
             return Err(Stop::Malformed);
         }
         loop {
             match self.next()? {
                 b' ' => return Ok(start..self.at - 1),
-                b if TOKEN[usize::from(b)] => {}
+                b if TCHAR[usize::from(b)] => {}
                 _ => return Err(Stop::Malformed),
             }
         }
@@ -315,7 +294,7 @@ impl<'b> Cursor<'b> {
                 return self.end_of_line(b);
             }
             let start = self.at - 1;
-            if !TOKEN[usize::from(b)] {
+            if !TCHAR[usize::from(b)] {
                 return Err(Stop::Malformed);
             }
             self.at = self.name_end(self.at);
@@ -361,7 +340,7 @@ impl<'b> Cursor<'b> {
         while let Some(word) = buf.get(from..).and_then(<[u8]>::first_chunk::<8>) {
             let mut tokens = 0u32;
             for (i, &b) in word.iter().enumerate() {
-                tokens |= u32::from(TOKEN[usize::from(b)]) << i;
+                tokens |= u32::from(TCHAR[usize::from(b)]) << i;
             }
             let run = tokens.trailing_ones() as usize;
             from += run;
@@ -369,7 +348,7 @@ impl<'b> Cursor<'b> {
                 return from;
             }
         }
-        while buf.get(from).is_some_and(|&b| TOKEN[usize::from(b)]) {
+        while buf.get(from).is_some_and(|&b| TCHAR[usize::from(b)]) {
             from += 1;
         }
         from

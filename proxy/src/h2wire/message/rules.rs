@@ -4,7 +4,7 @@
 
 use super::super::hpack::Memo;
 use super::malformed::{ConnectionField, Malformed, Pseudo};
-use crate::field::Kind;
+use crate::field::{Kind, LOWER_TCHAR, TCHAR};
 use crate::framing::parse_length;
 
 /// A field whose name and value hold the common rules.
@@ -186,40 +186,6 @@ pub(super) enum Repeats {
 /// An RFC 9110 §5.6.2 token: a method, or an upgrade protocol's name.
 pub(super) fn is_token(value: &[u8]) -> bool {
     !value.is_empty() && value.iter().all(|&b| TCHAR[usize::from(b)])
-}
-
-static TCHAR: [bool; 256] = tchar_table(true);
-static LOWER_TCHAR: [bool; 256] = tchar_table(false);
-
-/// tchar (RFC 9110 §5.6.2), with or without upper-case letters: a byte loop over a table.
-const fn tchar_table(upper: bool) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < table.len() {
-        let b = i as u8;
-        table[i] = b.is_ascii_lowercase()
-            || b.is_ascii_digit()
-            || (upper && b.is_ascii_uppercase())
-            || matches!(
-                b,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'.'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'|'
-                    | b'~'
-            );
-        i += 1;
-    }
-    table
 }
 
 #[cfg(test)]
