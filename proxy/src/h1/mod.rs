@@ -33,6 +33,8 @@ pub mod syntax;
 #[cfg(any(test, fuzzing))]
 #[doc(hidden)]
 pub mod syntax_reference;
+#[cfg(target_arch = "x86_64")]
+mod wide;
 
 pub use crate::framing::{BodyCursor, Framing};
 pub use conn::{connection, Finished, Limits, ToHyper};

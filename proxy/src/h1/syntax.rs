@@ -4,7 +4,8 @@
 //! Why weir reads heads itself: httparse and then a second walk over its result (classifying
 //! each name, finding `Connection`, checking line endings) were a third of a plaintext
 //! request's user-space instructions. Here each field is handed over the moment its line ends,
-//! bare LFs are noted on the way, and a value is scanned eight bytes at a time.
+//! bare LFs are noted on the way, and names, values and targets are classified sixteen bytes
+//! at a time (`wide`, on x86-64), then eight (word arithmetic), then one.
 //!
 //! The grammar is httparse's with its default configuration, exactly, so that the refusals of
 //! `strict` are what they were: tokens for methods and names, no whitespace before a colon, one
@@ -337,6 +338,14 @@ impl<'b> Cursor<'b> {
     #[inline(always)]
     fn name_end(&self, mut from: usize) -> usize {
         let buf = self.buf;
+        #[cfg(target_arch = "x86_64")]
+        while let Some(chunk) = buf.get(from..).and_then(<[u8]>::first_chunk::<16>) {
+            let stops = super::wide::non_tchar(chunk);
+            if stops != 0 {
+                return from + stops.trailing_zeros() as usize;
+            }
+            from += 16;
+        }
         while let Some(word) = buf.get(from..).and_then(<[u8]>::first_chunk::<8>) {
             let mut tokens = 0u32;
             for (i, &b) in word.iter().enumerate() {
@@ -360,6 +369,14 @@ impl<'b> Cursor<'b> {
     fn scan(&self, mut from: usize, limit: u8) -> usize {
         let buf = self.buf;
         let tabs = limit == 0x20;
+        #[cfg(target_arch = "x86_64")]
+        while let Some(chunk) = buf.get(from..).and_then(<[u8]>::first_chunk::<16>) {
+            let stops = super::wide::stops(chunk, limit, tabs);
+            if stops != 0 {
+                return from + stops.trailing_zeros() as usize;
+            }
+            from += 16;
+        }
         while let Some(word) = buf.get(from..).and_then(<[u8]>::first_chunk::<8>) {
             let stops = below_or_del(u64::from_le_bytes(*word), limit);
             if stops == 0 {
@@ -607,8 +624,9 @@ mod tests {
 
     #[test]
     fn every_byte_in_every_place_of_a_head_is_read_as_httparse_does() {
-        let base = b"GET /a?b HTTP/1.1\r\nHost: a.example\r\nX-Long-Value: 0123456789abcdef \r\n\
-Empty:\r\n\r\n";
+        // Names, values and a target past sixteen bytes: each is read sixteen at a time too.
+        let base = b"GET /a/b/c/d/e/f/g?h HTTP/1.1\r\nHost: a.example\r\nX-Long-Value: 0123456789abcdef \r\n\
+Empty:\r\nX-A-Rather-Long-Name: v\r\n\r\n";
         let status = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Value:  v a l u e\t\r\n\r\n";
         for head in [&base[..], &status[..]] {
             for at in 0..head.len() {
