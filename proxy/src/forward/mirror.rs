@@ -61,7 +61,7 @@ pub(super) fn start(
                 }
             }
         } else {
-            match endpoint.checkout_raw(false).await {
+            match endpoint.checkout_raw(false, now).await {
                 Ok((conn, lease)) => h1::client::send(conn, lease, copy, now)
                     .await
                     .ok()

@@ -185,11 +185,12 @@ impl Transport for HyperLeg {
         &mut self,
         endpoint: &Arc<Endpoint>,
         fresh: bool,
+        now: Instant,
     ) -> Result<Taken, UpstreamError> {
         if self.upgrade {
             endpoint.checkout_for_upgrade().await.map(Taken::Hyper)
         } else if !endpoint.is_http2() {
-            let (conn, lease) = endpoint.checkout_raw(fresh).await?;
+            let (conn, lease) = endpoint.checkout_raw(fresh, now).await?;
             Ok(Taken::Pooled(conn, lease))
         } else {
             let wait_until = self
@@ -351,7 +352,7 @@ fn respond(
     exchange: &Exchange<'_>,
 ) -> Response<ResponseBody> {
     let (mut parts, incoming) = resp.into_parts();
-    let mut outcome = exchange.response_outcome(parts.status.as_u16());
+    let mut outcome = exchange.response_outcome(parts.status.as_u16(), Instant::now());
     let switching = parts.status == StatusCode::SWITCHING_PROTOCOLS;
     headers::strip_hop_by_hop(&mut parts.headers, switching);
     // The route's edits, then those of the backend that answered.

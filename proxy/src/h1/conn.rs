@@ -334,9 +334,10 @@ where
         // The rest of the phases, as bytes.
         let closing = shared.draining.load(Ordering::Acquire);
         let after = exchange(&mut client, info, &mut chosen, closing).await;
-        if after == After::Close || shared.draining.load(Ordering::Acquire) {
-            return close(&mut client.io).await;
-        }
+        let ended = match after {
+            After::KeepAlive { since } if !shared.draining.load(Ordering::Acquire) => since,
+            _ => return close(&mut client.io).await,
+        };
         buffer::settle(&mut client.scratch.buf);
         if client.scratch.buf.is_empty() {
             // Idle: the deadline is the time to park, if this connection parks (the head's
@@ -344,10 +345,10 @@ where
             // request to the next, so the timer is rarely touched.
             match limits.park_after {
                 Some(after) => {
-                    deadline.set(Instant::now(), after);
+                    deadline.set(ended, after);
                     shared.parks.store(true, Ordering::Relaxed);
                 }
-                None => deadline.set(Instant::now(), limits.head_timeout),
+                None => deadline.set(ended, limits.head_timeout),
             }
             return Ended::Idle(client.into_io());
         }

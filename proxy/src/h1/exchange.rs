@@ -45,7 +45,11 @@ impl<I> ClientSide<I> {
 /// What the client connection does after an exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum After {
-    KeepAlive,
+    /// Idle from `since` on: when the exchange ended, as near as a time already taken says
+    /// (each clock read costs as much as parsing a field).
+    KeepAlive {
+        since: Instant,
+    },
     Close,
 }
 
@@ -104,8 +108,10 @@ where
     };
     match pipeline::forward(exchange, &mut leg).await {
         Ok((conn, lease)) => {
-            exchange.record(&exchange.response_outcome(client.scratch.resp.status));
-            respond(client, conn, lease, close).await
+            let answered = Instant::now();
+            let outcome = exchange.response_outcome(client.scratch.resp.status, answered);
+            exchange.record(&outcome);
+            respond(client, conn, lease, close, answered).await
         }
         Err(Failure::ClientGone) => After::Close,
         Err(failure) => {
@@ -138,8 +144,9 @@ where
         &mut self,
         endpoint: &Arc<Endpoint>,
         fresh: bool,
+        now: Instant,
     ) -> Result<Self::Conn, UpstreamError> {
-        endpoint.checkout_raw(fresh).await
+        endpoint.checkout_raw(fresh, now).await
     }
 
     async fn send(
@@ -199,13 +206,14 @@ where
     Ok(())
 }
 
-/// Writes the response head and relays its body; pools the upstream connection if the
-/// exchange ended cleanly.
+/// Writes the response head (that came at `answered`) and relays its body; pools the upstream
+/// connection if the exchange ended cleanly.
 async fn respond<I>(
     client: &mut ClientSide<I>,
     mut conn: RawConn,
     lease: RawLease,
     close: bool,
+    answered: Instant,
 ) -> After
 where
     I: AsyncRead + AsyncWrite + Unpin,
@@ -228,6 +236,9 @@ where
     if client.io.write_all(&client.scratch.out).await.is_err() {
         return After::Close;
     }
+    // The rest of the body takes reads of its own (and maybe long): then the end is read off
+    // the clock; a body that came whole with the head ended when it came.
+    let relayed = !body.is_done();
     let mut reads = BodyReads::new();
     while !body.is_done() {
         match reads.read(&mut conn.io, &mut conn.buf).await {
@@ -249,15 +260,16 @@ where
         }
         conn.buf.advance(n);
     }
+    let ended = if relayed { Instant::now() } else { answered };
     if upstream_keeps && conn.buf.is_empty() {
         buffer::settle(&mut conn.buf);
-        lease.endpoint().give_back_raw(conn);
+        lease.endpoint().give_back_raw(conn, ended);
     }
     buffer::settle_vec(&mut client.scratch.out);
     if close {
         After::Close
     } else {
-        After::KeepAlive
+        After::KeepAlive { since: ended }
     }
 }
 
@@ -280,6 +292,8 @@ where
     if client.io.write_all(&client.scratch.out).await.is_err() || close {
         After::Close
     } else {
-        After::KeepAlive
+        After::KeepAlive {
+            since: Instant::now(),
+        }
     }
 }

@@ -48,9 +48,9 @@ impl<'r> Exchange<'r> {
         self.backend.stats.record(outcome);
     }
 
-    /// A response head arrived now, with `status`.
-    pub fn response_outcome(&self, status: u16) -> Outcome {
-        Outcome::response_between(status, self.started, Instant::now())
+    /// A response head with `status` arrived at `now`.
+    pub fn response_outcome(&self, status: u16, now: Instant) -> Outcome {
+        Outcome::response_between(status, self.started, now)
     }
 
     pub(crate) fn record_error(&self, err: UpstreamError) {

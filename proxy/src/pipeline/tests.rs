@@ -55,6 +55,7 @@ impl Transport for Script {
         &mut self,
         endpoint: &Arc<Endpoint>,
         fresh: bool,
+        _now: Instant,
     ) -> Result<String, UpstreamError> {
         let kind = if fresh { "fresh" } else { "pooled" };
         self.log

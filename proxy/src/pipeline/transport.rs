@@ -56,10 +56,13 @@ pub(crate) trait Transport {
     type Answer;
 
     /// A connection to `endpoint`: a pooled one unless `fresh`. Failing here sent nothing.
+    /// `now`: when the attempt began, a time taken already (pooled connections are judged
+    /// idle against it).
     fn connect(
         &mut self,
         endpoint: &Arc<Endpoint>,
         fresh: bool,
+        now: Instant,
     ) -> impl Future<Output = Result<Self::Conn, UpstreamError>> + Send;
 
     /// Sends the request on `conn` and waits for the final response head, within the
@@ -103,7 +106,7 @@ async fn attempt<T: Transport>(
     let mut stale = 0;
     let mut refused = 0;
     loop {
-        let err = match transport.connect(endpoint, fresh).await {
+        let err = match transport.connect(endpoint, fresh, exchange.started).await {
             // The backend's HTTP/2 streams are all taken and the wait for one ended: the
             // deadline it waited to has passed, or its queue is full. Either way this is the
             // answer (the route's deadline leaves no time for the other side).

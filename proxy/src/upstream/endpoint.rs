@@ -155,12 +155,13 @@ impl Endpoint {
     }
 
     /// A byte-stream HTTP/1 connection, pooled (unless `fresh`) or new, for the passthrough
-    /// engine. Failing here means nothing was sent.
+    /// engine; pooled ones are judged idle as of `now`. Failing here means nothing was sent.
     pub async fn checkout_raw(
         self: &Arc<Self>,
         fresh: bool,
+        now: Instant,
     ) -> Result<(RawConn, RawLease), UpstreamError> {
-        let pooled = if fresh { None } else { self.pooled_raw() };
+        let pooled = if fresh { None } else { self.pooled_raw(now) };
         let conn = match pooled {
             Some(conn) => conn,
             None => self.open_raw().await?,
@@ -181,17 +182,18 @@ impl Endpoint {
         self.opened(opening).await
     }
 
-    fn pooled_raw(&self) -> Option<RawConn> {
+    fn pooled_raw(&self, now: Instant) -> Option<RawConn> {
         let (_, idle) = self.raw_idle.here();
-        let mut conn = idle.take(self.key.idle_timeout, RawConn::is_usable)?;
+        let mut conn = idle.take(now, self.key.idle_timeout, RawConn::is_usable)?;
         conn.reused = true;
         Some(conn)
     }
 
-    /// Back to the pool after an exchange that ended cleanly with the connection open.
-    pub fn give_back_raw(&self, conn: RawConn) {
+    /// Back to the pool after an exchange that ended cleanly with the connection open, idle
+    /// since `since`.
+    pub fn give_back_raw(&self, conn: RawConn, since: Instant) {
         let (_, idle) = self.raw_idle.here();
-        idle.give_back(conn, &self.metrics);
+        idle.give_back(conn, since, &self.metrics);
     }
 
     /// A connection attempt within the connect timeout, counted when it opened.

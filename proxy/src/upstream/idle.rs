@@ -34,14 +34,13 @@ impl<T> IdleStack<T> {
         self.stack.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Keeps `conn` unless `max` are idle already; then it is dropped (closed) and counted.
-    pub fn give_back(&self, conn: T, metrics: &PoolMetrics) {
+    /// Keeps `conn`, idle since `since`, unless `max` are idle already; then it is dropped
+    /// (closed) and counted. (`since` is a time the caller has taken anyway: a clock read
+    /// costs as much as the rest of this.)
+    pub fn give_back(&self, conn: T, since: Instant, metrics: &PoolMetrics) {
         let mut stack = self.lock();
         if stack.len() < self.max {
-            stack.push(Idle {
-                conn,
-                since: Instant::now(),
-            });
+            stack.push(Idle { conn, since });
             return;
         }
         drop(stack);
@@ -49,15 +48,18 @@ impl<T> IdleStack<T> {
     }
 
     /// The newest idle connection that `usable` accepts; those above it that it rejects are
-    /// closed. When the newest is past `idle_timeout` every one is, and all are closed.
+    /// closed. When the newest is past `idle_timeout` at `now` every one is, and all are
+    /// closed.
     pub fn take(
         &self,
+        now: Instant,
         idle_timeout: Duration,
         mut usable: impl FnMut(&mut T) -> bool,
     ) -> Option<T> {
         let mut stack = self.lock();
         while let Some(mut idle) = stack.pop() {
-            if idle.since.elapsed() > idle_timeout {
+            // Saturating: `now` may be a little older than a connection handed back since.
+            if now.saturating_duration_since(idle.since) > idle_timeout {
                 // Closed once the lock is let go: closing is a system call each.
                 let expired = std::mem::take(&mut *stack);
                 drop(stack);
@@ -106,13 +108,13 @@ mod tests {
     fn the_newest_is_taken_first_and_the_cap_holds() {
         let pool = IdleStack::new(2);
         let m = metrics();
-        pool.give_back(1, &m);
-        pool.give_back(2, &m);
-        pool.give_back(3, &m);
+        pool.give_back(1, Instant::now(), &m);
+        pool.give_back(2, Instant::now(), &m);
+        pool.give_back(3, Instant::now(), &m);
         assert_eq!(pool.len(), 2, "the third was over the cap");
-        assert_eq!(pool.take(Duration::from_secs(60), |_| true), Some(2));
-        assert_eq!(pool.take(Duration::from_secs(60), |_| true), Some(1));
-        assert_eq!(pool.take(Duration::from_secs(60), |_| true), None);
+        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |_| true), Some(2));
+        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |_| true), Some(1));
+        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |_| true), None);
     }
 
     #[test]
@@ -120,9 +122,9 @@ mod tests {
         let pool = IdleStack::new(10);
         let m = metrics();
         for n in 1..=4 {
-            pool.give_back(n, &m);
+            pool.give_back(n, Instant::now(), &m);
         }
-        assert_eq!(pool.take(Duration::from_secs(60), |n| *n < 3), Some(2));
+        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |n| *n < 3), Some(2));
         assert_eq!(pool.len(), 1, "3 and 4 were closed, 1 stays");
     }
 
@@ -130,12 +132,12 @@ mod tests {
     fn past_the_idle_timeout_all_go() {
         let pool = IdleStack::new(10);
         let m = metrics();
-        pool.give_back(1, &m);
-        pool.give_back(2, &m);
+        pool.give_back(1, Instant::now(), &m);
+        pool.give_back(2, Instant::now(), &m);
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(pool.evict(Duration::from_secs(60), |n| *n == 1), 1);
         assert_eq!(pool.len(), 1);
-        assert_eq!(pool.take(Duration::from_millis(10), |_| true), None);
+        assert_eq!(pool.take(Instant::now(), Duration::from_millis(10), |_| true), None);
         assert_eq!(
             pool.len(),
             0,

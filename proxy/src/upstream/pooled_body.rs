@@ -9,6 +9,7 @@ use std::io;
 use std::ops::Range;
 use std::pin::{pin, Pin};
 use std::task::{ready, Context, Poll};
+use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{HeaderName, HeaderValue};
@@ -83,7 +84,7 @@ impl PooledBody {
         if let (Some(mut conn), Some(lease)) = (self.conn.take(), self.lease.take()) {
             if self.reusable && conn.buf.is_empty() {
                 buffer::settle(&mut conn.buf);
-                lease.endpoint().give_back_raw(conn);
+                lease.endpoint().give_back_raw(conn, Instant::now());
             }
         }
     }
