@@ -288,25 +288,28 @@ impl<'b> Cursor<'b> {
 
     /// Field lines through the blank line that ends the head.
     fn fields(&mut self, mut field: impl FnMut(Range<usize>, Range<usize>)) -> Step<()> {
+        let buf = self.buf;
         let mut count = 0;
         loop {
-            let b = self.next()?;
-            if b == b'\r' || b == b'\n' {
+            let start = self.at;
+            let end = self.name_end(start);
+            if end == start {
+                // No name: the blank line that ends the head, or no field line at all.
+                let b = self.next()?;
                 return self.end_of_line(b);
             }
-            let start = self.at - 1;
-            if !TCHAR[usize::from(b)] {
-                return Err(Stop::Malformed);
+            match buf.get(end) {
+                Some(b':') => {}
+                Some(_) => return Err(Stop::Malformed),
+                None => return Err(Stop::Partial),
             }
-            self.at = self.name_end(self.at);
-            let name = start..self.at;
-            self.expect(b':')?;
+            self.at = end + 1;
             let value = self.value()?;
             if count == MAX_FIELDS {
                 return Err(Stop::TooManyFields);
             }
             count += 1;
-            field(name, value);
+            field(start..end, value);
         }
     }
 
@@ -314,22 +317,16 @@ impl<'b> Cursor<'b> {
     /// empty one is where its line ends.
     #[inline(always)]
     fn value(&mut self) -> Step<Range<usize>> {
-        // Nearly every value follows one space: passed over before the scan and the trim.
+        // Nearly every value follows one space: passed over before the scan.
         let start = self.at + usize::from(self.buf.get(self.at) == Some(&b' '));
         let end = self.scan(start, 0x20);
         self.at = end;
         self.line_end()?;
-        let is_space = |at: usize| self.buf[at] == b' ' || self.buf[at] == b'\t';
-        let (mut first, mut last) = (start, end);
-        while first < end && is_space(first) {
-            first += 1;
-        }
-        if first == end {
-            return Ok(end..end);
-        }
-        while is_space(last - 1) {
-            last -= 1;
-        }
+        // Between `start` and `end` are only HTAB, SP, VCHAR and obs-text: ASCII whitespace
+        // there is SP and HTAB, what a value is trimmed of. (All of it whitespace: `end..end`.)
+        let raw = &self.buf[start..end];
+        let first = start + (raw.len() - raw.trim_ascii_start().len());
+        let last = first + self.buf[first..end].trim_ascii_end().len();
         Ok(first..last)
     }
 

@@ -112,9 +112,18 @@ mod tests {
         pool.give_back(2, Instant::now(), &m);
         pool.give_back(3, Instant::now(), &m);
         assert_eq!(pool.len(), 2, "the third was over the cap");
-        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |_| true), Some(2));
-        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |_| true), Some(1));
-        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |_| true), None);
+        assert_eq!(
+            pool.take(Instant::now(), Duration::from_secs(60), |_| true),
+            Some(2)
+        );
+        assert_eq!(
+            pool.take(Instant::now(), Duration::from_secs(60), |_| true),
+            Some(1)
+        );
+        assert_eq!(
+            pool.take(Instant::now(), Duration::from_secs(60), |_| true),
+            None
+        );
     }
 
     #[test]
@@ -124,7 +133,10 @@ mod tests {
         for n in 1..=4 {
             pool.give_back(n, Instant::now(), &m);
         }
-        assert_eq!(pool.take(Instant::now(), Duration::from_secs(60), |n| *n < 3), Some(2));
+        assert_eq!(
+            pool.take(Instant::now(), Duration::from_secs(60), |n| *n < 3),
+            Some(2)
+        );
         assert_eq!(pool.len(), 1, "3 and 4 were closed, 1 stays");
     }
 
@@ -137,7 +149,10 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         assert_eq!(pool.evict(Duration::from_secs(60), |n| *n == 1), 1);
         assert_eq!(pool.len(), 1);
-        assert_eq!(pool.take(Instant::now(), Duration::from_millis(10), |_| true), None);
+        assert_eq!(
+            pool.take(Instant::now(), Duration::from_millis(10), |_| true),
+            None
+        );
         assert_eq!(
             pool.len(),
             0,
