@@ -55,6 +55,10 @@ impl HostIndex {
 
     /// The routes of an exact host (`host` lower- or upper-case, port already stripped).
     pub(super) fn exact(&self, host: &[u8]) -> Option<&[usize]> {
+        // Without hostnames (a sidecar's usual table) there is nothing to hash the host for.
+        if self.exact.is_empty() {
+            return None;
+        }
         self.exact
             .find(host_hash(host), |e| {
                 // Hosts mostly arrive lower-case already: try the plain compare first.
