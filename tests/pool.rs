@@ -505,3 +505,75 @@ async fn a_bursts_extra_connections_age_out_while_steady_traffic_goes_on() {
     assert_eq!(client.get("/", &[]).await.status, 200);
     listening.stop().await;
 }
+
+/// A response that came whole with its head gives its upstream connection back before it is
+/// written to the client: a client that stops reading holds its own connection, not the
+/// upstream's. (It used to be held until the write finished, so every such client took an
+/// upstream connection out of the pool for as long as it did not read.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stops_reading_does_not_hold_the_upstream_connection() {
+    use tokio::io::AsyncWriteExt;
+
+    let up = backend::start("stable", Behaviour::default()).await;
+    let plane = DataPlane::new();
+    plane
+        .apply(&TableSpec {
+            routes: vec![RouteSpec::new(
+                "web",
+                BackendSpec::new([up.addr.to_string()]),
+            )],
+        })
+        .unwrap();
+    let listening = listen(&plane, 10).await;
+
+    // Pipelined requests from a client with a small receive buffer that never reads: weir's
+    // writes to it stall once its buffers are full.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let stalled = socket.connect(listening.addr).await.unwrap();
+    let (unread, mut requests) = stalled.into_split();
+    let pipelined = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".repeat(20_000);
+    let writer = tokio::spawn(async move { requests.write_all(&pipelined).await });
+
+    // Stalled: no request reaches the upstream for 300 ms (bounded: 10 s in all).
+    let give_up = Instant::now() + Duration::from_secs(10);
+    let mut last = (up.hits(), Instant::now());
+    while Instant::now() < give_up {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let hits = up.hits();
+        if hits != last.0 {
+            last = (hits, Instant::now());
+        } else if hits > 0 && last.1.elapsed() >= Duration::from_millis(300) {
+            break;
+        }
+    }
+    assert!(
+        up.hits() > 0,
+        "the stalled client's first requests were forwarded"
+    );
+    assert!(
+        up.hits() < 20_000,
+        "weir stalled writing to the client that does not read"
+    );
+
+    let table = plane.table.load();
+    let endpoint = &table.route("web").unwrap().backend(0).endpoints()[0];
+    assert_eq!(
+        endpoint.idle_count(),
+        1,
+        "the upstream connection is in the pool while the client's write waits"
+    );
+    let mut other = H1::connect(listening.addr).await;
+    assert_eq!(other.get("/", &[]).await.status, 200);
+    assert_eq!(
+        up.conns.load(Ordering::SeqCst),
+        1,
+        "another client's request took the same upstream connection"
+    );
+
+    // Closed: weir's stalled write fails and the connection ends, so stopping does not wait.
+    writer.abort();
+    let _ = writer.await;
+    drop(unread);
+    listening.stop().await;
+}

@@ -45,8 +45,9 @@ impl<I> ClientSide<I> {
 /// What the client connection does after an exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum After {
-    /// Idle from `since` on: when the exchange ended, as near as a time already taken says
-    /// (each clock read costs as much as parsing a field).
+    /// Idle from `since` on: when the response's last byte came from the upstream, a time
+    /// taken anyway (each clock read costs as much as parsing a field). Writing it to the
+    /// client counts as the client's idle time.
     KeepAlive {
         since: Instant,
     },
@@ -233,12 +234,24 @@ where
         .extend_from_slice(&conn.buf[resp.len..resp.len + first]);
     conn.buf.advance(resp.len + first);
     let upstream_keeps = !resp.close;
+    if body.is_done() {
+        // The whole response came with its head: the upstream connection has been idle since
+        // then, and goes back before the client is written to (a slow reader does not hold
+        // it, nor does a client that went away close it). No clock is read for either.
+        pool(conn, lease, upstream_keeps, answered);
+        if client.io.write_all(&client.scratch.out).await.is_err() {
+            return After::Close;
+        }
+        buffer::settle_vec(&mut client.scratch.out);
+        return if close {
+            After::Close
+        } else {
+            After::KeepAlive { since: answered }
+        };
+    }
     if client.io.write_all(&client.scratch.out).await.is_err() {
         return After::Close;
     }
-    // The rest of the body takes reads of its own (and maybe long): then the end is read off
-    // the clock; a body that came whole with the head ended when it came.
-    let relayed = !body.is_done();
     let mut reads = BodyReads::new();
     while !body.is_done() {
         match reads.read(&mut conn.io, &mut conn.buf).await {
@@ -260,16 +273,24 @@ where
         }
         conn.buf.advance(n);
     }
-    let ended = if relayed { Instant::now() } else { answered };
-    if upstream_keeps && conn.buf.is_empty() {
-        buffer::settle(&mut conn.buf);
-        lease.endpoint().give_back_raw(conn, ended);
-    }
+    // A body relayed in reads of its own may have taken long: its end is read off the clock.
+    let ended = Instant::now();
+    pool(conn, lease, upstream_keeps, ended);
     buffer::settle_vec(&mut client.scratch.out);
     if close {
         After::Close
     } else {
         After::KeepAlive { since: ended }
+    }
+}
+
+/// Back to the pool, idle since `since`, if the upstream keeps the connection open and sent
+/// nothing past the response; otherwise closed. Either way the request is no longer
+/// outstanding there (`lease`).
+fn pool(mut conn: RawConn, lease: RawLease, upstream_keeps: bool, since: Instant) {
+    if upstream_keeps && conn.buf.is_empty() {
+        buffer::settle(&mut conn.buf);
+        lease.endpoint().give_back_raw(conn, since);
     }
 }
 
