@@ -3,6 +3,8 @@
 //! write the response → relay its body → pool the connection. The client's head was parsed,
 //! matched and a side chosen by `conn`.
 
+use std::future::Future;
+use std::io;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -45,9 +47,9 @@ impl<I> ClientSide<I> {
 /// What the client connection does after an exchange.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum After {
-    /// Idle from `since` on: when the response's last byte came from the upstream, a time
-    /// taken anyway (each clock read costs as much as parsing a field). Writing it to the
-    /// client counts as the client's idle time.
+    /// Idle from `since` on: when the client had the whole response — the time its last byte
+    /// came from the upstream when writing it did not wait, a time taken anyway (each clock
+    /// read costs as much as parsing a field).
     KeepAlive {
         since: Instant,
     },
@@ -239,14 +241,17 @@ where
         // then, and goes back before the client is written to (a slow reader does not hold
         // it, nor does a client that went away close it). No clock is read for either.
         pool(conn, lease, upstream_keeps, answered);
-        if client.io.write_all(&client.scratch.out).await.is_err() {
+        let Ok(waited) = write_noting_wait(&mut client.io, &client.scratch.out).await else {
             return After::Close;
-        }
+        };
         buffer::settle_vec(&mut client.scratch.out);
+        // The client's idle time starts once it has the response: when it came, unless the
+        // write had to wait for the client to read.
+        let since = if waited { Instant::now() } else { answered };
         return if close {
             After::Close
         } else {
-            After::KeepAlive { since: answered }
+            After::KeepAlive { since }
         };
     }
     if client.io.write_all(&client.scratch.out).await.is_err() {
@@ -284,6 +289,20 @@ where
     }
 }
 
+/// Writes `bytes` whole; `Ok(true)` if it had to wait for the peer to read (nearly always it
+/// does not: the socket's buffer takes a response at once).
+async fn write_noting_wait<W: AsyncWrite + Unpin>(io: &mut W, bytes: &[u8]) -> io::Result<bool> {
+    let mut waited = false;
+    let mut write = std::pin::pin!(io.write_all(bytes));
+    std::future::poll_fn(|cx| {
+        let polled = write.as_mut().poll(cx);
+        waited |= polled.is_pending();
+        polled
+    })
+    .await?;
+    Ok(waited)
+}
+
 /// Back to the pool, idle since `since`, if the upstream keeps the connection open and sent
 /// nothing past the response; otherwise closed. Either way the request is no longer
 /// outstanding there (`lease`).
@@ -316,5 +335,28 @@ where
         After::KeepAlive {
             since: Instant::now(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_write_says_whether_it_waited_for_the_reader() {
+        let (mut near, mut far) = tokio::io::duplex(16);
+        assert!(!write_noting_wait(&mut near, b"fits").await.unwrap());
+        let mut four = [0u8; 4];
+        far.read_exact(&mut four).await.unwrap();
+
+        // Twice the pipe's buffer: done only once the far end has read.
+        let reader = tokio::spawn(async move {
+            let mut all = [0u8; 32];
+            far.read_exact(&mut all).await.map(|_| all)
+        });
+        assert!(write_noting_wait(&mut near, &[7u8; 32]).await.unwrap());
+        assert_eq!(reader.await.unwrap().unwrap(), [7u8; 32]);
     }
 }
