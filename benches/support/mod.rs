@@ -33,7 +33,32 @@ pub fn run_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A port free now for a proxy or an upstream to listen on, below the kernel's ephemeral range
+/// when it leaves room (32768–60999 by default). A port the kernel hands out for `:0` is an
+/// ephemeral one, and the benchmark's own outgoing connections (load generators, upstream
+/// pools) take ephemeral ports by the thousand: one took a proxy's port between this and the
+/// proxy's bind, which then waited a minute for nothing ("nothing listens on 38555", round 9
+/// of 20 of the edge run).
 pub fn free_port() -> u16 {
+    use std::sync::atomic::{AtomicU16, Ordering};
+    static NEXT: AtomicU16 = AtomicU16::new(0);
+    let ephemeral_low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    const LOW: u16 = 10_000;
+    if ephemeral_low > LOW + 1_000 {
+        let span = ephemeral_low - LOW;
+        // Spread by process, so two harnesses at once rarely try the same ports first.
+        let start = (std::process::id() % u32::from(span)) as u16;
+        for _ in 0..span {
+            let offset = (start + NEXT.fetch_add(1, Ordering::Relaxed) % span) % span;
+            let port = LOW + offset;
+            if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+                return port;
+            }
+        }
+    }
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
