@@ -239,7 +239,7 @@ where
     if body.is_done() {
         // The whole response came with its head: the upstream connection has been idle since
         // then, and goes back before the client is written to (a slow reader does not hold
-        // it, nor does a client that went away close it). No clock is read for either.
+        // it, nor does a client that went away close it), stamped without a clock read.
         pool(conn, lease, upstream_keeps, answered);
         let Ok(waited) = write_noting_wait(&mut client.io, &client.scratch.out).await else {
             return After::Close;
