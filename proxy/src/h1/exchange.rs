@@ -236,7 +236,7 @@ where
         .extend_from_slice(&conn.buf[resp.len..resp.len + first]);
     conn.buf.advance(resp.len + first);
     let upstream_keeps = !resp.close;
-    if body.is_done() {
+    let since = if body.is_done() {
         // The whole response came with its head: the upstream connection has been idle since
         // then, and goes back before the client is written to (a slow reader does not hold
         // it, nor does a client that went away close it), stamped without a clock read.
@@ -244,48 +244,49 @@ where
         let Ok(waited) = write_noting_wait(&mut client.io, &client.scratch.out).await else {
             return After::Close;
         };
-        buffer::settle_vec(&mut client.scratch.out);
         // The client's idle time starts once it has the response: when it came, unless the
         // write had to wait for the client to read.
-        let since = if waited { Instant::now() } else { answered };
-        return if close {
-            After::Close
+        if waited {
+            Instant::now()
         } else {
-            After::KeepAlive { since }
-        };
-    }
-    if client.io.write_all(&client.scratch.out).await.is_err() {
-        return After::Close;
-    }
-    let mut reads = BodyReads::new();
-    while !body.is_done() {
-        match reads.read(&mut conn.io, &mut conn.buf).await {
-            Ok(0) => {
-                if body.end_of_stream().is_err() {
-                    // Truncated: the client must see the connection end, not a short body.
-                    return After::Close;
+            answered
+        }
+    } else {
+        if client.io.write_all(&client.scratch.out).await.is_err() {
+            return After::Close;
+        }
+        let mut reads = BodyReads::new();
+        while !body.is_done() {
+            match reads.read(&mut conn.io, &mut conn.buf).await {
+                Ok(0) => {
+                    if body.end_of_stream().is_err() {
+                        // Truncated: the client must see the connection end, not a short body.
+                        return After::Close;
+                    }
+                    break;
                 }
-                break;
+                Ok(_) => {}
+                Err(_) => return After::Close,
             }
-            Ok(_) => {}
-            Err(_) => return After::Close,
+            let Ok(n) = body.take(&conn.buf) else {
+                return After::Close;
+            };
+            if client.io.write_all(&conn.buf[..n]).await.is_err() {
+                return After::Close;
+            }
+            conn.buf.advance(n);
         }
-        let Ok(n) = body.take(&conn.buf) else {
-            return After::Close;
-        };
-        if client.io.write_all(&conn.buf[..n]).await.is_err() {
-            return After::Close;
-        }
-        conn.buf.advance(n);
-    }
-    // A body relayed in reads of its own may have taken long: its end is read off the clock.
-    let ended = Instant::now();
-    pool(conn, lease, upstream_keeps, ended);
+        // A body relayed in reads of its own may have taken long: its end is read off the
+        // clock.
+        let ended = Instant::now();
+        pool(conn, lease, upstream_keeps, ended);
+        ended
+    };
     buffer::settle_vec(&mut client.scratch.out);
     if close {
         After::Close
     } else {
-        After::KeepAlive { since: ended }
+        After::KeepAlive { since }
     }
 }
 

@@ -336,12 +336,9 @@ impl<'b> Cursor<'b> {
     fn name_end(&self, mut from: usize) -> usize {
         let buf = self.buf;
         #[cfg(target_arch = "x86_64")]
-        while let Some(chunk) = buf.get(from..).and_then(<[u8]>::first_chunk::<16>) {
-            let stops = super::wide::non_tchar(chunk);
-            if stops != 0 {
-                return from + stops.trailing_zeros() as usize;
-            }
-            from += 16;
+        match super::wide::first_marked(buf, from, super::wide::non_tchar) {
+            Ok(end) => return end,
+            Err(rest) => from = rest,
         }
         while let Some(word) = buf.get(from..).and_then(<[u8]>::first_chunk::<8>) {
             let mut tokens = 0u32;
@@ -367,12 +364,9 @@ impl<'b> Cursor<'b> {
         let buf = self.buf;
         let tabs = limit == 0x20;
         #[cfg(target_arch = "x86_64")]
-        while let Some(chunk) = buf.get(from..).and_then(<[u8]>::first_chunk::<16>) {
-            let stops = super::wide::stops(chunk, limit, tabs);
-            if stops != 0 {
-                return from + stops.trailing_zeros() as usize;
-            }
-            from += 16;
+        match super::wide::first_marked(buf, from, |chunk| super::wide::stops(chunk, limit, tabs)) {
+            Ok(stop) => return stop,
+            Err(rest) => from = rest,
         }
         while let Some(word) = buf.get(from..).and_then(<[u8]>::first_chunk::<8>) {
             let stops = below_or_del(u64::from_le_bytes(*word), limit);

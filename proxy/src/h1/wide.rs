@@ -12,6 +12,24 @@ use std::arch::x86_64::{
     _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128, _mm_sub_epi8,
 };
 
+/// From `from`, sixteen bytes at a time: `Ok` with the first byte `classify` marks, or `Err`
+/// with where fewer than sixteen are left (the caller's narrower loops go on from there).
+#[inline(always)]
+pub fn first_marked(
+    buf: &[u8],
+    mut from: usize,
+    classify: impl Fn(&[u8; 16]) -> u32,
+) -> Result<usize, usize> {
+    while let Some(chunk) = buf.get(from..).and_then(<[u8]>::first_chunk::<16>) {
+        let marked = classify(chunk);
+        if marked != 0 {
+            return Ok(from + marked.trailing_zeros() as usize);
+        }
+        from += 16;
+    }
+    Err(from)
+}
+
 #[inline]
 #[target_feature(enable = "sse2")]
 fn load(chunk: &[u8; 16]) -> __m128i {
