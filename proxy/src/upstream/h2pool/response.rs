@@ -28,7 +28,8 @@ pub struct ResponseStream {
 
 /// One step of reading, decided under the lock and finished outside it.
 enum Step {
-    Data(Bytes),
+    /// A chunk, and whether it is the body's last (the end came, with no trailers after it).
+    Data(Bytes, bool),
     Trailers(Fields),
     End,
     Failed(StreamError),
@@ -78,7 +79,10 @@ impl ResponseStream {
             if let Some(chunk) = state.chunks.pop_front() {
                 state.buffered -= chunk.len();
                 inner.conn.release(id, chunk.len());
-                return Poll::Ready(Step::Data(chunk));
+                // Said now rather than at the next poll: the client's leg then ends its
+                // stream on this DATA frame instead of sending an empty one after it.
+                let last = state.chunks.is_empty() && state.trailers.is_none() && state.end;
+                return Poll::Ready(Step::Data(chunk, last));
             }
             if let Some(trailers) = state.trailers.take() {
                 return Poll::Ready(Step::Trailers(trailers));
@@ -112,14 +116,19 @@ impl Body for ResponseStream {
             Poll::Pending => return Poll::Pending,
         };
         Poll::Ready(match step {
-            Step::Data(chunk) => {
+            Step::Data(chunk, last) => {
                 if let Some(left) = this.remaining.as_mut() {
                     *left = left.saturating_sub(chunk.len() as u64);
                 }
+                this.done = last;
                 Some(Ok(Frame::data(chunk)))
             }
             Step::Trailers(fields) => match header_map(fields, 0) {
-                Ok(map) => Some(Ok(Frame::trailers(map))),
+                Ok(map) => {
+                    // Trailers end a stream: nothing follows them.
+                    this.done = true;
+                    Some(Ok(Frame::trailers(map)))
+                }
                 Err(why) => {
                     this.done = true;
                     Some(Err(StreamError::Malformed(why)))

@@ -230,3 +230,49 @@ async fn a_connection_the_pool_let_go_closes_after_its_last_stream() {
         .expect("the connection closed")
         .unwrap();
 }
+
+#[tokio::test]
+async fn a_body_is_at_its_end_with_the_chunk_that_ended_it_and_not_before_its_trailers() {
+    use http_body::Body;
+    let (addr, _) = server(|req, mut respond| async move {
+        let mut send = respond.send_response(Response::new(()), false).unwrap();
+        if req.uri().path() == "/trailers" {
+            send.send_data(Bytes::from_static(b"hello"), false).unwrap();
+            let mut trailers = http::HeaderMap::new();
+            trailers.insert("grpc-status", "0".parse().unwrap());
+            send.send_trailers(trailers).unwrap();
+        } else {
+            // One DATA frame carrying END_STREAM.
+            send.send_data(Bytes::from_static(b"hello"), true).unwrap();
+        }
+    })
+    .await;
+    let link = connect(addr).await;
+    for (path, ends_with_the_chunk) in [("/end", true), ("/trailers", false)] {
+        let get = Request::get(format!("http://up{path}"))
+            .body(RequestBody::Empty)
+            .unwrap();
+        let resp = tokio::time::timeout(LIMIT, exchange(&link, get))
+            .await
+            .unwrap()
+            .unwrap_or_else(|_| panic!("an answer"));
+        // Whatever follows the head has come by the time the body is read.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut body = resp.into_body();
+        assert!(!body.is_end_stream(), "{path}: the chunk is still to come");
+        let first = body.frame().await.unwrap().unwrap();
+        assert_eq!(first.into_data().unwrap(), "hello");
+        // Said with the last chunk, so the client's leg ends its stream on that DATA frame
+        // rather than sending an empty one after it.
+        assert_eq!(body.is_end_stream(), ends_with_the_chunk, "{path}");
+        if !ends_with_the_chunk {
+            let trailers = body.frame().await.unwrap().unwrap();
+            assert_eq!(trailers.trailers_ref().unwrap()["grpc-status"], "0");
+            assert!(body.is_end_stream(), "{path}: ended after the trailers");
+        }
+        assert!(
+            body.frame().await.is_none(),
+            "{path}: nothing after the end"
+        );
+    }
+}
