@@ -11,7 +11,7 @@
 
 use std::future::Future;
 use std::io;
-use std::pin::Pin;
+use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,9 @@ const LINGER: Duration = Duration::from_secs(2);
 const OUTPUT_KEEP: usize = 16 << 10;
 /// Finished streams' boxes kept for the next streams (`Slot`): a client's usual concurrency.
 const SPARE_SLOTS: usize = 64;
+/// Output below this waits one turn of the scheduler before it is written (`held`): a TLS
+/// record's worth of plaintext. More is written at once (a download keeps the socket full).
+const HOLD_BELOW: usize = 16 << 10;
 
 /// The box a stream's future lives in, emptied when the stream ends and filled again by a
 /// later stream. Why: the future is about 3 KiB (the pipeline's state, the upstream exchange's),
@@ -94,6 +97,14 @@ pub struct H2Connection<T, S, F> {
     timers: Timers,
     /// Writes since the last flush.
     unflushed: bool,
+    /// Output was held back at the last poll, to be written at this one. Why: the answers to
+    /// a client's streams complete one upstream read at a time, and written as each completes
+    /// they go out as many small writes (TLS records, segments), each a wake-up and a read for
+    /// the client. Held until the runtime has run every task already ready and polled for
+    /// readiness again (tokio's `yield_now` defers the wake-up to then), the answers the
+    /// other upstream reads of that turn complete go out in the same write. Held only while
+    /// other streams are running, and below `HOLD_BELOW`: a lone answer goes at once.
+    held: bool,
     /// The client sent GOAWAY: once no stream is left, the connection closes.
     client_going: bool,
     /// The client's SETTINGS came (kept here once true: asked of the engine until then).
@@ -126,6 +137,7 @@ where
             start,
             timers: Timers::new(settings, accepted),
             unflushed: false,
+            held: false,
             client_going: false,
             settled: false,
             closing: None,
@@ -225,14 +237,27 @@ where
                 }
             }
             let io = &mut self.io;
+            // Only while other streams run: with none, no answer is coming to share the write.
+            let may_hold = !std::mem::take(&mut self.held) && !self.streams.is_empty();
             let wrote = self.link.update(|core| {
+                let waiting = core.conn.output().len();
+                if may_hold && waiting > 0 && waiting < HOLD_BELOW {
+                    return Ok(None);
+                }
                 let wrote = write_out(io, core.conn.output(), cx)?;
                 if wrote > 0 {
                     // Room in the output for DATA again.
                     core.capacity(None);
                 }
-                io::Result::Ok(wrote)
+                io::Result::Ok(Some(wrote))
             })?;
+            let Some(wrote) = wrote else {
+                self.held = true;
+                // Pending, and woken once the runtime has polled for readiness again (or at
+                // once outside a tokio runtime): the next poll writes.
+                let _ = pin!(tokio::task::yield_now()).poll(cx);
+                return Ok(None);
+            };
             if wrote > 0 {
                 self.unflushed = true;
                 moved = true;

@@ -3,6 +3,7 @@
 
 mod backpressure;
 mod bodies;
+mod coalescing;
 mod harness;
 mod lifecycle;
 mod resets;
