@@ -4,11 +4,12 @@
 //! Each poll: the clocks; then rounds of one read (handed to the engine, its events applied,
 //! new streams started), the streams polled (they queue frames), and the output written —
 //! small output once held back a turn while other streams run, so that answers completed
-//! by the same turn's upstream reads share a write (`held`); one flush once nothing moves. Reading goes on while output waits to be written (a client that
-//! writes while it reads must not deadlock against this side), but stops once the unwritten
-//! output passes `READ_PAUSE`: a client that sends but does not read is not read either.
-//! Request content is bounded by flow control: a body's window goes back only when the
-//! pipeline takes its chunks (`h2link`).
+//! by the same turn's upstream reads share a write (`held`); one flush once nothing moves.
+//! Reading goes on while output waits to be written (a client that writes while it reads
+//! must not deadlock against this side), but stops once the unwritten output passes
+//! `READ_PAUSE`: a client that sends but does not read is not read either. Request content is
+//! bounded by flow control: a body's window goes back only when the pipeline takes its chunks
+//! (`h2link`).
 
 use std::future::Future;
 use std::io;
