@@ -7,15 +7,13 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use http::{Request, Response};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::sync::{watch, Notify};
 
-use super::super::{serve, H2Connection, H2Settings};
-use super::harness::{client, read_all, within};
+use super::harness::{client, read_all, start_on, within, Handler};
 use crate::forward::body::ResponseBody;
 use crate::listen::spec::LimitsSpec;
 
@@ -61,39 +59,33 @@ impl AsyncWrite for Counted {
 /// other, later in the same turn: one write carries all eight answers.
 #[tokio::test]
 async fn answers_completed_by_different_tasks_in_one_turn_go_out_in_one_write() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-    let addr = listener.local_addr().expect("addr");
     let writes = Arc::new(AtomicUsize::new(0));
     let arrived = Arc::new(AtomicUsize::new(0));
     let (open_a, gate_a) = watch::channel(false);
     let (open_b, gate_b) = watch::channel(false);
-    let settings = H2Settings::new(&LimitsSpec::default());
-    let server = {
-        let (writes, arrived) = (writes.clone(), arrived.clone());
-        tokio::spawn(async move {
-            let (socket, _) = listener.accept().await?;
-            let start = move |req: Request<_>, stream| {
-                let mut gate = if req.uri().path() == "/a" {
-                    gate_a.clone()
-                } else {
-                    gate_b.clone()
-                };
-                let arrived = arrived.clone();
-                serve(
-                    move |_req| async move {
-                        arrived.fetch_add(1, Ordering::SeqCst);
-                        let _ = gate.wait_for(|open| *open).await;
-                        Response::new(ResponseBody::text("answer"))
-                    },
-                    req,
-                    stream,
-                )
+    let handler: Handler = {
+        let arrived = arrived.clone();
+        Arc::new(move |req| {
+            let mut gate = if req.uri().path() == "/a" {
+                gate_a.clone()
+            } else {
+                gate_b.clone()
             };
-            let io = Counted { io: socket, writes };
-            H2Connection::new(io, &settings, Instant::now(), start).await
+            let arrived = arrived.clone();
+            Box::pin(async move {
+                arrived.fetch_add(1, Ordering::SeqCst);
+                let _ = gate.wait_for(|open| *open).await;
+                Response::new(ResponseBody::text("answer"))
+            })
         })
     };
-    let (mut send, _conn) = client(addr, 1 << 20).await;
+    let counted = writes.clone();
+    let server = start_on(LimitsSpec::default(), handler, move |io| Counted {
+        io,
+        writes: counted,
+    })
+    .await;
+    let (mut send, _conn) = client(server.addr, 1 << 20).await;
     let mut answers = Vec::new();
     for path in ["/a", "/b", "/a", "/b", "/a", "/b", "/a", "/b"] {
         let req = Request::get(format!("http://test{path}"))
@@ -132,5 +124,5 @@ async fn answers_completed_by_different_tasks_in_one_turn_go_out_in_one_write() 
         1,
         "the eight answers in one write"
     );
-    server.abort();
+    server.done.abort();
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::{HeaderMap, Request, Response};
 use http_body::{Body, Frame};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -33,6 +34,15 @@ pub struct Server {
 
 /// Serves the first connection to `addr` with `handler`.
 pub async fn start(limits: LimitsSpec, handler: Handler) -> Server {
+    start_on(limits, handler, |socket| socket).await
+}
+
+/// `start`, the accepted socket seen through `wrap` (to count what is written to it).
+pub async fn start_on<T, W>(limits: LimitsSpec, handler: Handler, wrap: W) -> Server
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    W: FnOnce(TcpStream) -> T + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let drain = Drain::default();
@@ -44,7 +54,7 @@ pub async fn start(limits: LimitsSpec, handler: Handler) -> Server {
             let handler = handler.clone();
             serve(move |req| handler(req), req, stream)
         };
-        let conn = H2Connection::new(socket, &settings, Instant::now(), start);
+        let conn = H2Connection::new(wrap(socket), &settings, Instant::now(), start);
         member.watch(conn).await
     });
     Server { addr, drain, done }
