@@ -512,7 +512,9 @@ fn main() {
     }
 
     if std::env::var_os("CPU_ONLY").is_some() {
-        cpu_only(&setup, rounds, secs);
+        // CPU_RATE: the same rounds at a fixed offered rate instead of as fast as wrk goes.
+        let offered = std::env::var("CPU_RATE").ok().and_then(|v| v.parse().ok());
+        cpu_only(&rt, &setup, rounds, secs, offered);
         let _ = std::fs::remove_dir_all(&dir);
         return;
     }
@@ -643,7 +645,22 @@ fn main() {
 /// with a distribution-free 95 % interval (`median_interval`), and so does the A/A pair's.
 /// With `WEIR_BASELINE_BIN` the second row is that build with one worker, and the pair's ratio
 /// is the change's effect instead of the noise floor.
-fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
+///
+/// With `offered` (CPU_RATE) each contender serves the same open-loop load, that many requests
+/// a second over 64 connections (`fixed_rate`), instead of wrk's closed loop at full speed. Why
+/// both: at full speed the load side (wrk and the upstreams on CPU 1) sets the rate, so each
+/// proxy is left with a different share of idle time, and a proxy that is nearly busy handles
+/// many readiness events per `epoll_wait` and sleeps less, while one with time to spare goes
+/// back to the kernel after every few events. At a fixed rate below every contender's ceiling
+/// each has time to spare and does the same work on the same arrivals — the operating point of
+/// a sidecar or edge proxy that is not saturated.
+fn cpu_only(
+    rt: &tokio::runtime::Runtime,
+    setup: &Setup,
+    rounds: u64,
+    secs: u64,
+    offered: Option<u64>,
+) {
     let second = match setup.baseline {
         Some(_) => Kind::BaselineOne,
         None => Kind::WeirMulti,
@@ -651,6 +668,7 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
     let kinds = [Kind::WeirOne, second, Kind::Nginx, Kind::Haproxy];
     // Per kind, per round: req/s, user and system µs a request.
     let mut runs: Vec<Vec<[f64; 3]>> = vec![Vec::new(); kinds.len()];
+    let mut failed = vec![0u64; kinds.len()];
     for round in 0..rounds {
         let mut order: Vec<usize> = (0..kinds.len()).collect();
         if round % 2 == 1 {
@@ -661,11 +679,23 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
             eprintln!("round {}/{rounds}: {} (CPU)", round + 1, kind.name());
             let (proc, port) = start(kind, setup);
             let Some(proc) = proc else { continue };
-            let _ = wrk(port, 64, 1); // warm the pools
-            let (user0, sys0) = proc.cpu_split();
-            let rps = wrk(port, 64, secs);
-            let (user1, sys1) = proc.cpu_split();
-            let requests = rps * secs as f64;
+            let (rps, requests, (user0, sys0), (user1, sys1)) = match offered {
+                None => {
+                    let _ = wrk(port, 64, 1); // warm the pools
+                    let before = proc.cpu_split();
+                    let rps = wrk(port, 64, secs);
+                    (rps, rps * secs as f64, before, proc.cpu_split())
+                }
+                Some(rate) => {
+                    let _ = rt.block_on(fixed_rate(port, rate, 64, 1)); // warm the pools
+                    let before = proc.cpu_split();
+                    let (done, lost) = rt.block_on(fixed_rate(port, rate, 64, secs));
+                    let after = proc.cpu_split();
+                    failed[i] += lost;
+                    let done = done.len() as f64;
+                    (done / secs as f64, done, before, after)
+                }
+            };
             let per = |seconds: f64| {
                 if requests > 0.0 {
                     seconds * 1e6 / requests
@@ -693,17 +723,23 @@ fn cpu_only(setup: &Setup, rounds: u64, secs: u64) {
         }
         None => format!("{:.2} (too few rounds for an interval)", median(v.to_vec())),
     };
-    println!("\n{rounds} rounds of {secs} s (wrk -t1 -c64, each proxy on CPU 0), order reversed every other round; medians.\n");
-    println!("| proxy | req/s | CPU µs/req | user µs/req | system µs/req |");
-    println!("|---|---:|---:|---:|---:|");
+    let load = match offered {
+        None => "wrk -t1 -c64".to_string(),
+        Some(rate) => format!("a fixed {rate} req/s over 64 connections"),
+    };
+    println!("\n{rounds} rounds of {secs} s ({load}, each proxy on CPU 0), order reversed every other round; medians.\n");
+    println!("| proxy | req/s | CPU µs/req | user µs/req | system µs/req | failed |");
+    println!("|---|---:|---:|---:|---:|---:|");
     for (i, kind) in kinds.iter().enumerate() {
         println!(
-            "| {} | {:.0} | {:.2} | {:.2} | {:.2} |",
+            "| {} | {:.0} | {:.2} | {:.2} | {:.2} | {} |",
             kind.name(),
             median(col(i, |r| r[0])),
             median(cpus[i].clone()),
             median(col(i, |r| r[1])),
             median(col(i, |r| r[2])),
+            // wrk's closed loop counts what came back; only the open loop has a count to miss.
+            offered.map_or("—".to_string(), |_| failed[i].to_string()),
         );
     }
     let (nginx, haproxy) = (2, 3);

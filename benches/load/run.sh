@@ -8,6 +8,8 @@
 #   CPU_ONLY=1 ROUNDS=30 DURATION=5 benches/load/run.sh  # only req/s and CPU a request, weir vs
 #                                                  # nginx and HAProxy, many short rounds: the
 #                                                  # median ratio with a 95 % interval
+#   CPU_ONLY=1 CPU_RATE=20000 ROUNDS=16 DURATION=5 benches/load/run.sh  # the same at a fixed
+#                                                  # offered rate (open loop, 64 connections)
 #   PAGE_ONLY=1 benches/load/run.sh                # weir with the rollout page open vs closed
 #   WEIR_BASELINE_BIN=/path/to/old/weir benches/load/run.sh  # a change's before and after, both
 #                                                  # engines, interleaved (no nginx/HAProxy)
