@@ -512,8 +512,15 @@ fn main() {
     }
 
     if std::env::var_os("CPU_ONLY").is_some() {
-        // CPU_RATE: the same rounds at a fixed offered rate instead of as fast as wrk goes.
-        let offered = std::env::var("CPU_RATE").ok().and_then(|v| v.parse().ok());
+        // CPU_RATE: the same rounds at a fixed offered rate instead of as fast as wrk goes. A
+        // value that is not a rate stops the run: silently running at full speed instead would
+        // report the other operating point under this one's name.
+        let offered = std::env::var("CPU_RATE")
+            .ok()
+            .map(|v| match v.parse::<u64>() {
+                Ok(rate) if rate >= 64 => rate,
+                _ => panic!("CPU_RATE={v}: requests a second, at least 64 (one a connection)"),
+            });
         cpu_only(&rt, &setup, rounds, secs, offered);
         let _ = std::fs::remove_dir_all(&dir);
         return;
