@@ -9,9 +9,11 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 use weir_control::config::{
-    GatewayVersion, HttpRouteParents, HttpRoutesSource, KubeSourceConfig, WeightSource,
+    GatewayVersion, HttpRouteParents, HttpRoutesSource, KubeSourceConfig, WatchedNamespaces,
+    WeightSource,
 };
 use weir_control::source::kube::gateway::{translate, RouteStatus};
+use weir_control::source::kube::gateway_view::GatewayView;
 use weir_control::source::kube::httproute::{FilterView, HttpRouteView, ParentRef};
 use weir_control::source::kube::objects::{SliceEndpoint, SlicePort, SliceView};
 use weir_control::source::kube::Observed;
@@ -47,7 +49,28 @@ fn source(parents: HttpRouteParents) -> HttpRoutesSource {
         version: GatewayVersion::V1,
         lease_name: "weir-httproute-status".into(),
         lease_duration: std::time::Duration::from_secs(15),
+        namespaces: WatchedNamespaces::All,
     }
+}
+
+/// The Gateway a weir serving `parents` reads: one HTTP listener on port 80 (named as the
+/// parentRef's section, if it names one) that takes routes from every namespace and host.
+fn gateway_for(parents: &HttpRouteParents) -> Option<GatewayView> {
+    let HttpRouteParents::Gateway {
+        name,
+        namespace,
+        section_name,
+    } = parents
+    else {
+        return None;
+    };
+    let object = json!({
+        "metadata": {"name": name, "namespace": namespace.as_deref().unwrap_or("default")},
+        "spec": {"gatewayClassName": "weir", "listeners": [{
+            "name": section_name.as_deref().unwrap_or("http"), "port": 80, "protocol": "HTTP",
+            "allowedRoutes": {"namespaces": {"from": "All"}}}]},
+    });
+    Some(GatewayView::parse(&object).unwrap())
 }
 
 fn config(source: HttpRoutesSource) -> KubeSourceConfig {
@@ -67,7 +90,8 @@ fn parents_of(route: &HttpRouteView) -> Option<HttpRouteParents> {
         ("" | "core", "Service") => Some(HttpRouteParents::Services(vec![p.name.clone()])),
         ("gateway.networking.k8s.io", "Gateway") => Some(HttpRouteParents::Gateway {
             name: p.name.clone(),
-            namespace: p.namespace.clone(),
+            // A parentRef without a namespace names a Gateway in the route's.
+            namespace: Some(p.namespace.clone().unwrap_or(route.namespace.clone())),
             section_name: p.section_name.clone(),
         }),
         _ => None,
@@ -75,26 +99,28 @@ fn parents_of(route: &HttpRouteView) -> Option<HttpRouteParents> {
 }
 
 /// One ready endpoint per Service, on its own loopback port.
-fn slices(services: &[&str]) -> BTreeMap<String, SliceView> {
+fn slices(namespace: &str, services: &[&str]) -> BTreeMap<String, SliceView> {
     services
         .iter()
         .enumerate()
         .map(|(i, service)| {
             let slice = SliceView {
                 name: format!("{service}-abc"),
+                namespace: namespace.into(),
                 service: Some(service.to_string()),
                 address_type: "IPv4".into(),
                 ports: vec![SlicePort {
                     name: Some("http".into()),
                     port: Some(9000 + i as u16),
                     protocol: "TCP".into(),
+                    app_protocol: None,
                 }],
                 endpoints: vec![SliceEndpoint {
                     addresses: vec!["127.0.0.1".into()],
                     ready: true,
                 }],
             };
-            (slice.name.clone(), slice)
+            (format!("{namespace}/{}", slice.name), slice)
         })
         .collect()
 }
@@ -165,8 +191,9 @@ fn every_fixture_httproute_is_read_and_served_or_refused_with_a_reason() {
                     }
                 }
                 let obs = Observed {
-                    slices: slices(&services),
+                    slices: slices(&route.namespace, &services),
                     http_routes: BTreeMap::from([(route.name.clone(), route.clone())]),
+                    gateway: gateway_for(&source.parents),
                     ..Observed::default()
                 };
                 let (table, translated) = translate(&config(source.clone()), &source, &obs);
@@ -215,8 +242,8 @@ fn every_fixture_httproute_is_read_and_served_or_refused_with_a_reason() {
                 if non_service {
                     assert_eq!(condition(status, "ResolvedRefs"), (false, "InvalidKind"));
                 } else if elsewhere {
-                    // ReferenceGrants are not followed: a Service in another namespace is not
-                    // resolved, and the route says so.
+                    // No ReferenceGrant is observed here: a Service in another namespace is
+                    // not resolved, and the route says so.
                     assert_eq!(
                         condition(status, "ResolvedRefs"),
                         (false, "RefNotPermitted")
@@ -270,7 +297,12 @@ fn argo_route(weights: (u32, u32)) -> Value {
 
 fn observed(routes: &[Value], services: &[&str]) -> Observed {
     Observed {
-        slices: slices(services),
+        slices: slices("default", services),
+        gateway: gateway_for(&HttpRouteParents::Gateway {
+            name: "cilium".into(),
+            namespace: None,
+            section_name: None,
+        }),
         http_routes: routes
             .iter()
             .map(|r| {

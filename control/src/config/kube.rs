@@ -158,6 +158,32 @@ pub struct HttpRoutesSource {
     /// How long a Lease holder that stopped renewing keeps it (default 15 s; renewed every
     /// third of it).
     pub lease_duration: Duration,
+    /// Where HTTPRoutes, and the Services, EndpointSlices and ReferenceGrants they name, are
+    /// watched. Default: every namespace for a Gateway (its listeners decide which routes
+    /// attach), the source's namespace for Services.
+    pub namespaces: WatchedNamespaces,
+}
+
+impl HttpRoutesSource {
+    /// The namespace of the Gateway served (its `namespace`, else the source's).
+    pub fn gateway_namespace<'a>(&'a self, source_namespace: &'a str) -> &'a str {
+        match &self.parents {
+            HttpRouteParents::Gateway {
+                namespace: Some(ns),
+                ..
+            } => ns,
+            _ => source_namespace,
+        }
+    }
+}
+
+/// Namespaces a watch covers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchedNamespaces {
+    /// Every namespace (a cluster-wide watch: `list`/`watch` granted by a ClusterRole).
+    All,
+    /// These (one watch each; a Role in each suffices).
+    Only(Vec<String>),
 }
 
 /// What this weir serves, as HTTPRoutes' `parentRefs` name it.

@@ -21,7 +21,7 @@ pub use duration::parse_duration;
 pub use error::{ConfigError, ConfigErrors};
 pub use kube::{
     GatewayVersion, HttpRouteParents, HttpRoutesSource, KubeSourceConfig, PortRef, SmiVersion,
-    WeightSource,
+    WatchedNamespaces, WeightSource,
 };
 pub use load::{from_str, load};
 

@@ -60,7 +60,7 @@ pub struct RawKube {
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "HTTPRoutes: {controller_name, gateway: {name, namespace, section_name} or services: [names], version}"
+    expecting = "HTTPRoutes: {controller_name, gateway: {name, namespace, section_name} or services: [names], namespaces, version}"
 )]
 pub struct RawHttpRoutes {
     /// The GatewayClass `controllerName` weir answers for.
@@ -75,6 +75,9 @@ pub struct RawHttpRoutes {
     pub lease_name: Option<String>,
     /// How long an unrenewed Lease holds (default 15s).
     pub lease_duration: Option<ConfigDuration>,
+    /// Where routes and their backends are watched: names, or `["*"]` for every namespace
+    /// (default: every namespace for a Gateway, `namespace` for Services).
+    pub namespaces: Option<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]

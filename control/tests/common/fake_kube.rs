@@ -73,7 +73,12 @@ pub struct FakeCluster {
 
 /// The plural of a kind, as the API paths spell it.
 fn plural(kind: &str) -> String {
-    format!("{}s", kind.to_lowercase())
+    let lower = kind.to_lowercase();
+    if lower.ends_with('s') {
+        format!("{lower}es")
+    } else {
+        format!("{lower}s")
+    }
 }
 
 fn kind_of_plural(plural: &str) -> String {
@@ -84,18 +89,51 @@ fn kind_of_plural(plural: &str) -> String {
         "services" => "Service",
         "httproutes" => "HTTPRoute",
         "leases" => "Lease",
+        "namespaces" => "Namespace",
+        "gatewayclasses" => "GatewayClass",
+        "gateways" => "Gateway",
+        "referencegrants" => "ReferenceGrant",
         other => other,
     }
     .to_string()
 }
 
-fn collection_path(api_version: &str, namespace: &str, plural: &str) -> String {
-    let base = if api_version.contains('/') {
+fn api_base(api_version: &str) -> String {
+    if api_version.contains('/') {
         format!("/apis/{api_version}")
     } else {
         format!("/api/{api_version}")
-    };
-    format!("{base}/namespaces/{namespace}/{plural}")
+    }
+}
+
+fn collection_path(api_version: &str, namespace: &str, plural: &str) -> String {
+    format!("{}/namespaces/{namespace}/{plural}", api_base(api_version))
+}
+
+/// Kinds that live outside namespaces, as the real API server keeps them.
+fn cluster_scoped(kind: &str) -> bool {
+    matches!(kind, "Namespace" | "GatewayClass")
+}
+
+/// What a LIST or WATCH path reads: one namespace's collection, the same collection across
+/// every namespace (`/apis/G/V/PLURAL`), or a cluster-scoped kind's one collection.
+#[derive(Clone, Debug)]
+enum Scope {
+    Exact(String),
+    AllNamespaces { base: String, plural: String },
+}
+
+impl Scope {
+    fn covers(&self, collection: &str) -> bool {
+        match self {
+            Scope::Exact(c) => c == collection,
+            Scope::AllNamespaces { base, plural } => collection
+                .strip_prefix(base.as_str())
+                .and_then(|rest| rest.strip_prefix("/namespaces/"))
+                .and_then(|rest| rest.split_once('/'))
+                .is_some_and(|(_, p)| p == plural),
+        }
+    }
 }
 
 impl Default for FakeCluster {
@@ -140,11 +178,18 @@ impl FakeCluster {
             .as_str()
             .expect("metadata.name")
             .to_string();
-        let collection = collection_path(&api_version, &namespace, &plural(&kind));
+        let scoped = cluster_scoped(&kind);
+        let collection = if scoped {
+            format!("{}/{}", api_base(&api_version), plural(&kind))
+        } else {
+            collection_path(&api_version, &namespace, &plural(&kind))
+        };
         let mut inner = self.lock();
         inner.rv += 1;
         let rv = inner.rv;
-        object["metadata"]["namespace"] = json!(namespace);
+        if !scoped {
+            object["metadata"]["namespace"] = json!(namespace);
+        }
         object["metadata"]["resourceVersion"] = json!(rv.to_string());
         // As the API server keeps them: the creation time stays, the generation counts the
         // changes of the spec (not of metadata or status).
@@ -472,17 +517,57 @@ async fn handle(
             ))
         }
     };
-    let (ns, plural_name, name) = match rest {
-        ["namespaces", ns, plural] => (*ns, *plural, None),
-        ["namespaces", ns, plural, name] => (*ns, *plural, Some(*name)),
+    let base = api_base(&api_version);
+    let (scope, plural_name, name) = match rest {
+        // The Namespaces themselves, cluster-scoped: `/api/v1/namespaces[/NAME]`.
+        ["namespaces"] => (
+            Scope::Exact(format!("{base}/namespaces")),
+            "namespaces",
+            None,
+        ),
+        ["namespaces", name] => (
+            Scope::Exact(format!("{base}/namespaces")),
+            "namespaces",
+            Some(*name),
+        ),
+        ["namespaces", ns, plural] => (
+            Scope::Exact(collection_path(&api_version, ns, plural)),
+            *plural,
+            None,
+        ),
+        ["namespaces", ns, plural, name] => (
+            Scope::Exact(collection_path(&api_version, ns, plural)),
+            *plural,
+            Some(*name),
+        ),
+        [plural] if cluster_scoped(&kind_of_plural(plural)) => {
+            (Scope::Exact(format!("{base}/{plural}")), *plural, None)
+        }
+        [plural, name] if cluster_scoped(&kind_of_plural(plural)) => (
+            Scope::Exact(format!("{base}/{plural}")),
+            *plural,
+            Some(*name),
+        ),
+        // Every namespace's objects of a namespaced kind.
+        [plural] => (
+            Scope::AllNamespaces {
+                base: base.clone(),
+                plural: plural.to_string(),
+            },
+            *plural,
+            None,
+        ),
         _ => {
             return Ok(full(
                 StatusCode::NOT_FOUND,
-                status(404, "NotFound", "only namespaced collections are served"),
+                status(404, "NotFound", "no such path"),
             ))
         }
     };
-    let collection = collection_path(&api_version, ns, plural_name);
+    let collection = match &scope {
+        Scope::Exact(c) => c.clone(),
+        Scope::AllNamespaces { plural, .. } => format!("{base}/{plural}"),
+    };
     let kind = kind_of_plural(plural_name);
 
     if let Some(name) = name {
@@ -519,9 +604,10 @@ async fn handle(
         *inner.lists.entry(collection.clone()).or_default() += 1;
         let items: Vec<Value> = inner
             .objects
-            .get(&collection)
-            .map(|c| c.values().filter(|o| filter.matches(o)).cloned().collect())
-            .unwrap_or_default();
+            .iter()
+            .filter(|(c, _)| scope.covers(c))
+            .flat_map(|(_, c)| c.values().filter(|o| filter.matches(o)).cloned())
+            .collect();
         return Ok(full(
             StatusCode::OK,
             json!({"apiVersion": api_version, "kind": format!("{kind}List"),
@@ -581,7 +667,7 @@ async fn handle(
                 let events: Vec<Event> = inner
                     .events
                     .iter()
-                    .filter(|e| e.rv > sent_rv && e.collection == collection)
+                    .filter(|e| e.rv > sent_rv && scope.covers(&e.collection))
                     .cloned()
                     .collect();
                 (events, inner.rv, inner.expiry != expiry_at_start)

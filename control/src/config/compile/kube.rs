@@ -8,7 +8,7 @@ use crate::config::check::Checker;
 use crate::config::model::{RawHttpRoutes, RawKube, RawPort};
 use crate::config::{
     GatewayVersion, HttpRouteParents, HttpRoutesSource, KubeSourceConfig, PortRef, SmiVersion,
-    WeightSource,
+    WatchedNamespaces, WeightSource,
 };
 
 pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSourceConfig {
@@ -57,7 +57,7 @@ pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSource
             }
         }
         _ => match &raw.http_routes {
-            Some(h) => WeightSource::HttpRoutes(http_routes(h, check)),
+            Some(h) => WeightSource::HttpRoutes(http_routes(h, &raw.namespace, check)),
             None => WeightSource::Rollout {
                 name: String::new(),
             },
@@ -100,7 +100,7 @@ pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSource
     cfg
 }
 
-fn http_routes(raw: &RawHttpRoutes, check: &mut Checker) -> HttpRoutesSource {
+fn http_routes(raw: &RawHttpRoutes, namespace: &str, check: &mut Checker) -> HttpRoutesSource {
     let parents = match (&raw.gateway, &raw.services) {
         (Some(g), None) => HttpRouteParents::Gateway {
             name: g.name.clone(),
@@ -133,7 +133,30 @@ fn http_routes(raw: &RawHttpRoutes, check: &mut Checker) -> HttpRoutesSource {
     if lease_duration < Duration::from_secs(1) {
         check.report("kube.http_routes.lease_duration", "must be at least 1s");
     }
+    let namespaces = match raw.namespaces.as_deref() {
+        Some([all]) if all == "*" => WatchedNamespaces::All,
+        Some(list) if list.is_empty() || list.iter().any(|n| n.is_empty() || n == "*") => {
+            check.report(
+                "kube.http_routes.namespaces",
+                "list namespace names, or write [\"*\"] alone for every namespace",
+            );
+            WatchedNamespaces::All
+        }
+        Some(list) => {
+            let mut list = list.to_vec();
+            if !list.iter().any(|n| n == namespace) {
+                // The Gateway's (or the Services') own namespace is always watched.
+                list.push(namespace.to_string());
+            }
+            WatchedNamespaces::Only(list)
+        }
+        None => match &parents {
+            HttpRouteParents::Gateway { .. } => WatchedNamespaces::All,
+            HttpRouteParents::Services(_) => WatchedNamespaces::Only(vec![namespace.to_string()]),
+        },
+    };
     HttpRoutesSource {
+        namespaces,
         parents,
         controller_name: raw.controller_name.clone(),
         version,

@@ -7,16 +7,20 @@
 //! Routes are listed oldest HTTPRoute first (then by `namespace/name`), rules in order, so the
 //! table's tie-break is the spec's.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use weir_proxy::table::spec::{
     BackendSpec, HeaderEdits, HeaderMatchSpec, MatchSpec, MirrorSpec, Origin, PathMatch,
-    QueryMatchSpec, RouteSpec, TableSpec, ValueMatch, WeightedBackend, CANARY, MAX_WEIGHT_BP,
-    STABLE,
+    QueryMatchSpec, RouteSpec, TableSpec, UpstreamProtocol, ValueMatch, WeightedBackend, CANARY,
+    MAX_WEIGHT_BP, STABLE,
 };
 
-use super::endpoints::service_addresses_on;
+use super::attach::{attach, names_gateway, Attached, Refused as NotAttached};
+use super::endpoints::resolve;
+use super::gateway_status::{self, GatewayReport};
+use super::gateway_view::GatewayView;
+use super::hostnames::{intersect, Hosts};
 use super::httproute::{
     BackendRefView, FilterView, HeaderFilterView, HttpRouteView, MatchView, ObjectRef, ParentRef,
     RuleView, ValueView,
@@ -54,33 +58,52 @@ pub struct Translated {
     pub warnings: Vec<String>,
     /// One line: how many HTTPRoutes and rules are served.
     pub summary: String,
+    /// The Gateway's own status, for an edge weir that has seen its Gateway.
+    pub gateway: Option<GatewayReport>,
 }
 
-/// Does this parentRef name what this weir serves?
-pub fn attached(source: &HttpRoutesSource, route_namespace: &str, parent: &ParentRef) -> bool {
-    let namespace = parent.namespace.as_deref().unwrap_or(route_namespace);
-    match &source.parents {
-        HttpRouteParents::Gateway {
-            name,
-            namespace: gw_namespace,
-            section_name,
-        } => {
-            parent.group() == super::httproute::GATEWAY_GROUP
-                && parent.kind() == "Gateway"
-                && parent.name == *name
-                && namespace == gw_namespace.as_deref().unwrap_or(route_namespace)
-                && match (&parent.section_name, section_name) {
-                    (Some(wanted), Some(ours)) => wanted == ours,
-                    _ => true,
-                }
-        }
-        HttpRouteParents::Services(services) => {
-            super::httproute::is_core_group(parent.group())
-                && parent.kind() == "Service"
-                && namespace == route_namespace
-                && services.contains(&parent.name)
-        }
-    }
+/// What one parentRef naming what this weir serves comes to.
+type ParentOutcome<'r> = (&'r ParentRef, Result<Attached, NotAttached>);
+
+/// The parentRefs of `route` that name what this weir serves, each attached or refused.
+fn our_parents<'r>(
+    cfg: &KubeSourceConfig,
+    source: &HttpRoutesSource,
+    obs: &Observed,
+    route: &'r HttpRouteView,
+) -> Vec<ParentOutcome<'r>> {
+    route
+        .parent_refs
+        .iter()
+        .filter_map(|p| match &source.parents {
+            HttpRouteParents::Gateway { name, .. } => {
+                // The Gateway seen, if it is the one this weir serves.
+                let gateway = obs.gateway.as_ref().filter(|g| {
+                    g.name == *name && g.namespace == source.gateway_namespace(&cfg.namespace)
+                })?;
+                names_gateway(gateway, &route.namespace, p)
+                    .then(|| (p, attach(gateway, route, p, &obs.namespaces)))
+            }
+            HttpRouteParents::Services(services) => {
+                let namespace = p.namespace.as_deref().unwrap_or(&route.namespace);
+                let ours = super::httproute::is_core_group(p.group())
+                    && p.kind() == "Service"
+                    && namespace == route.namespace
+                    && services.contains(&p.name);
+                ours.then(|| {
+                    let hosts = intersect(None, &route.hostnames);
+                    (
+                        p,
+                        Ok(Attached {
+                            hosts,
+                            listeners: Vec::new(),
+                            port: None,
+                        }),
+                    )
+                })
+            }
+        })
+        .collect()
 }
 
 /// The table for the HTTPRoutes in `obs`, ahead of the config's own routes.
@@ -90,15 +113,19 @@ pub fn translate(
     obs: &Observed,
 ) -> (TableSpec, Translated) {
     let mut out = Translated::default();
-    let mut attached_routes: Vec<(&HttpRouteView, Vec<&ParentRef>)> = obs
+    if let HttpRouteParents::Gateway { name, .. } = &source.parents {
+        if obs.gateway.is_none() {
+            out.warnings.push(format!(
+                "Gateway {}/{name} not found: no HTTPRoute is attached",
+                source.gateway_namespace(&cfg.namespace)
+            ));
+        }
+    }
+    let mut attached_routes: Vec<(&HttpRouteView, Vec<ParentOutcome<'_>>)> = obs
         .http_routes
         .values()
         .filter_map(|r| {
-            let parents: Vec<&ParentRef> = r
-                .parent_refs
-                .iter()
-                .filter(|p| attached(source, &r.namespace, p))
-                .collect();
+            let parents = our_parents(cfg, source, obs, r);
             (!parents.is_empty()).then_some((r, parents))
         })
         .collect();
@@ -109,25 +136,77 @@ pub fn translate(
 
     let mut seen_matches = BTreeSet::new();
     let mut rules_served = 0;
+    let mut served_routes = 0;
+    // Per listener, the routes attached to it (a route counts once however many refs).
+    let mut per_listener: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
     for (route, parents) in &attached_routes {
+        let mut hosts = Hosts::Disjoint;
+        let mut ports = BTreeSet::new();
+        for (_, outcome) in parents {
+            if let Ok(a) = outcome {
+                hosts = hosts.union(a.hosts.clone());
+                ports.insert(a.port);
+                for l in &a.listeners {
+                    per_listener
+                        .entry(l.clone())
+                        .or_default()
+                        .insert((route.namespace.clone(), route.name.clone()));
+                }
+            }
+        }
+        let listener_port = match (ports.len(), ports.first()) {
+            (1, Some(port)) => *port,
+            _ => None,
+        };
         let (specs, conditions) = translate_route(cfg, obs, route, &mut out.warnings);
-        // Accepted: served. Not accepted (a filter weir cannot carry out): none of its rules.
-        if conditions.iter().any(|c| c.kind == "Accepted" && c.status) {
-            for spec in specs {
+        let filters_ok = conditions.iter().any(|c| c.kind == "Accepted" && c.status);
+        // Served only when some parent took it and weir can carry out all of its filters.
+        if filters_ok && hosts != Hosts::Disjoint {
+            served_routes += 1;
+            for mut spec in specs {
+                spec.hosts = match &hosts {
+                    Hosts::Only(h) => h.clone(),
+                    _ => Vec::new(),
+                };
+                let _ = listener_port;
                 rules_served += 1;
                 out.routes.push(spec);
             }
         }
-        for parent in parents {
+        for (parent, outcome) in parents {
+            let mut conditions = conditions.clone();
+            if let Err(refused) = outcome {
+                if let Some(accepted) = conditions.iter_mut().find(|c| c.kind == "Accepted") {
+                    *accepted = Condition {
+                        kind: "Accepted",
+                        status: false,
+                        reason: refused.reason,
+                        message: refused.message.clone(),
+                    };
+                }
+            }
             out.statuses.push(RouteStatus {
                 namespace: route.namespace.clone(),
                 name: route.name.clone(),
                 generation: route.generation,
                 parent: (*parent).clone(),
-                conditions: conditions.clone(),
+                conditions,
             });
         }
     }
+    let served = |g: &&GatewayView| match &source.parents {
+        HttpRouteParents::Gateway { name, .. } => {
+            g.name == *name && g.namespace == source.gateway_namespace(&cfg.namespace)
+        }
+        HttpRouteParents::Services(_) => false,
+    };
+    out.gateway = obs.gateway.as_ref().filter(served).map(|gw| {
+        let counts = per_listener
+            .iter()
+            .map(|(l, routes)| (l.clone(), routes.len()))
+            .collect();
+        gateway_status::report(gw, &counts)
+    });
     // A match an earlier (older, or earlier-listed) rule already has could never be chosen: the
     // table would refuse it, so it is left out here, as the spec's precedence has it.
     for spec in &mut out.routes {
@@ -166,7 +245,7 @@ pub fn translate(
         table.routes.push(base.clone());
     }
     out.summary = format!(
-        "{} HTTPRoute(s) attached, {rules_served} rule(s) served",
+        "{} HTTPRoute(s) name this weir, {served_routes} attached, {rules_served} rule(s) served",
         attached_routes.len()
     );
     (table, out)
@@ -353,15 +432,16 @@ fn backend(
             ),
         ));
     }
-    if object
-        .namespace
-        .as_deref()
-        .is_some_and(|ns| ns != route.namespace)
+    let namespace = object.namespace.as_deref().unwrap_or(&route.namespace);
+    if namespace != route.namespace
+        && !obs.grants.values().any(|g| {
+            g.namespace == namespace && g.allows_route_to_service(&route.namespace, &object.name)
+        })
     {
         return Err(Refused::Unresolved(
             "RefNotPermitted",
             format!(
-                "{at}: Service {} is in another namespace (ReferenceGrants are not followed)",
+                "{at}: Service {namespace}/{} is in another namespace and no ReferenceGrant there allows it",
                 object.name
             ),
         ));
@@ -387,31 +467,43 @@ fn backend(
             }
         }
     }
-    if !obs
-        .slices
-        .values()
-        .any(|s| s.service.as_deref() == Some(object.name.as_str()))
-    {
+    let known = obs
+        .services
+        .contains_key(&format!("{namespace}/{}", object.name))
+        || obs.slices.values().any(|s| {
+            s.namespace == namespace && s.service.as_deref() == Some(object.name.as_str())
+        });
+    if !known {
         return Err(Refused::Unresolved(
             "BackendNotFound",
-            format!("{at}: Service {} has no EndpointSlice", object.name),
+            format!("{at}: Service {namespace}/{} not found", object.name),
         ));
     }
-    let addresses = service_addresses_on(cfg, obs, &object.name, object.port, warnings);
-    if addresses.is_empty() {
+    if let Some(svc) = obs.services.get(&format!("{namespace}/{}", object.name)) {
+        if let Err(e) = svc.port(object.port) {
+            return Err(Refused::Unresolved("BackendNotFound", format!("{at}: {e}")));
+        }
+    }
+    let endpoints = resolve(cfg, obs, namespace, &object.name, object.port, warnings);
+    if endpoints.addresses.is_empty() {
         if b.weight > 0 {
             warnings.push(format!(
-                "{at}: Service {} has no ready endpoints: its share goes to the other backends",
+                "{at}: Service {namespace}/{} has no ready endpoints: its share goes to the other backends",
                 object.name
             ));
         }
         return Ok(None);
     }
-    // HTTP/1 with weir's default timeouts (`BackendSpec::new`).
+    let mut spec = BackendSpec::new(endpoints.addresses);
+    if endpoints.h2c {
+        // `appProtocol: kubernetes.io/h2c`: HTTP/2 with prior knowledge.
+        spec.protocol = UpstreamProtocol::Http2;
+    }
+    // weir's default timeouts (`BackendSpec::new`).
     Ok(Some(WeightedBackend {
         name: label(cfg, &object.name, rule),
         weight: b.weight,
-        spec: BackendSpec::new(addresses),
+        spec,
         response_headers,
     }))
 }

@@ -10,13 +10,27 @@ pub const GATEWAY_GROUP: &str = "gateway.networking.k8s.io";
 
 /// The HTTPRoute resource at `version`, for the dynamic API.
 pub fn api_resource(version: crate::config::GatewayVersion) -> kube::api::ApiResource {
+    gateway_group_resource(version, "HTTPRoute", "httproutes")
+}
+
+/// A Gateway API resource at `version`: `Gateway`/`gateways`, `ReferenceGrant`/... .
+pub fn gateway_group_resource(
+    version: crate::config::GatewayVersion,
+    kind: &str,
+    plural: &str,
+) -> kube::api::ApiResource {
     kube::api::ApiResource {
         group: GATEWAY_GROUP.to_string(),
         version: version.as_str().to_string(),
         api_version: format!("{GATEWAY_GROUP}/{}", version.as_str()),
-        kind: "HTTPRoute".to_string(),
-        plural: "httproutes".to_string(),
+        kind: kind.to_string(),
+        plural: plural.to_string(),
     }
+}
+
+/// The Gateway resource at `version`.
+pub fn gateway_api_resource(version: crate::config::GatewayVersion) -> kube::api::ApiResource {
+    gateway_group_resource(version, "Gateway", "gateways")
 }
 
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -20,8 +20,12 @@
 //! `rollouts.argoproj.io` (or `trafficsplits.split.smi-spec.io`) and
 //! `endpointslices.discovery.k8s.io`.
 
+mod attach;
 mod endpoints;
 pub mod gateway;
+pub mod gateway_status;
+pub mod gateway_view;
+pub mod hostnames;
 pub mod httproute;
 pub mod lease;
 pub mod objects;
@@ -29,6 +33,7 @@ mod observed;
 pub mod quantity;
 pub mod reconcile;
 pub mod route_status;
+pub mod service;
 mod status_writer;
 mod watch;
 
@@ -181,7 +186,7 @@ fn launch(
     let mut tasks = watch::spawn_watches(client.clone(), &cfg, tx);
     let statuses = match &cfg.weights {
         WeightSource::HttpRoutes(source) => {
-            let (status_tx, status_rx) = tokio::sync::watch::channel(Vec::new());
+            let (status_tx, status_rx) = tokio::sync::watch::channel(Default::default());
             let writer = status_writer::StatusConfig {
                 namespace: cfg.namespace.clone(),
                 controller: source.controller_name.clone(),
@@ -189,6 +194,8 @@ fn launch(
                 lease_duration: source.lease_duration,
                 identity: status_writer::identity(),
                 routes: httproute::api_resource(source.version),
+                gateways: httproute::gateway_api_resource(source.version),
+                source: source.clone(),
             };
             tasks.push(tokio::spawn(status_writer::run(
                 client.clone(),

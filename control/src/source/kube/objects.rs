@@ -74,6 +74,7 @@ pub struct SplitBackend {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SliceView {
     pub name: String,
+    pub namespace: String,
     /// From the `kubernetes.io/service-name` label; None for slices of no Service.
     pub service: Option<String>,
     /// `IPv4`, `IPv6` or `FQDN`.
@@ -87,6 +88,8 @@ pub struct SlicePort {
     pub name: Option<String>,
     pub port: Option<u16>,
     pub protocol: String,
+    /// `appProtocol`, copied by the slice controller from the Service port.
+    pub app_protocol: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -311,6 +314,7 @@ impl SliceView {
                     .and_then(|n| u16::try_from(n).ok())
                     .filter(|n| *n != 0),
                 protocol: p.protocol.clone().unwrap_or_else(|| "TCP".to_string()),
+                app_protocol: p.app_protocol.clone().filter(|a| !a.is_empty()),
             })
             .collect();
         let endpoints = slice
@@ -324,6 +328,7 @@ impl SliceView {
             .collect();
         SliceView {
             name,
+            namespace: slice.metadata.namespace.clone().unwrap_or_default(),
             service,
             address_type: slice.address_type.clone(),
             ports,

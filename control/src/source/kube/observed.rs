@@ -2,8 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use super::gateway_view::{GatewayView, GrantView, NamespaceView};
 use super::httproute::HttpRouteView;
 use super::objects::{RolloutView, SliceView, SplitView};
+use super::service::ServiceView;
 
 /// The state of the watched objects, as the watch task keeps it.
 #[derive(Clone, Debug, Default)]
@@ -15,8 +17,16 @@ pub struct Observed {
     pub deleted_rollout: Option<RolloutView>,
     /// TrafficSplits by name.
     pub splits: BTreeMap<String, SplitView>,
-    /// EndpointSlices by slice name.
+    /// EndpointSlices by `namespace/name`.
     pub slices: BTreeMap<String, SliceView>,
-    /// HTTPRoutes by name.
+    /// Services by `namespace/name`: how a reference's port becomes a slice port.
+    pub services: BTreeMap<String, ServiceView>,
+    /// HTTPRoutes by `namespace/name`.
     pub http_routes: BTreeMap<String, HttpRouteView>,
+    /// The Gateway an edge weir serves, once seen.
+    pub gateway: Option<GatewayView>,
+    /// Namespaces by name, for listeners that select routes' namespaces by label.
+    pub namespaces: BTreeMap<String, NamespaceView>,
+    /// ReferenceGrants by `namespace/name`: which cross-namespace backendRefs are allowed.
+    pub grants: BTreeMap<String, GrantView>,
 }

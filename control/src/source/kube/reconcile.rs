@@ -4,8 +4,9 @@ use std::collections::BTreeSet;
 
 use weir_proxy::table::spec::{BackendSpec, Origin, TableSpec, Target, MAX_WEIGHT_BP, STABLE};
 
-pub use super::endpoints::{service_addresses, service_addresses_on};
+pub use super::endpoints::{resolve, service_addresses, Endpoints};
 use super::gateway::{self, RouteStatus};
+use super::gateway_status::GatewayReport;
 use super::objects::{RolloutView, SplitView, Strategy, TrafficWeights};
 pub use super::observed::Observed;
 use crate::config::{KubeSourceConfig, WeightSource};
@@ -20,6 +21,8 @@ pub struct Desired {
     pub warnings: Vec<String>,
     /// For an HTTPRoute source: each HTTPRoute's status under each parent that is this weir.
     pub statuses: Vec<RouteStatus>,
+    /// For an edge weir: the status of the Gateway it serves.
+    pub gateway: Option<GatewayReport>,
 }
 
 /// Argo's decision reduced to what the route needs.
@@ -66,7 +69,8 @@ pub fn reconcile(cfg: &KubeSourceConfig, obs: &Observed) -> Result<Desired, Stri
             )?
         }
         WeightSource::TrafficSplit { name, .. } => {
-            split_decision(cfg, obs.splits.get(name), name, &mut warnings)?
+            let split = obs.splits.values().find(|s| &s.name == name);
+            split_decision(cfg, split, name, &mut warnings)?
         }
         WeightSource::HttpRoutes(source) => {
             let (spec, translated) = gateway::translate(cfg, source, obs);
@@ -75,6 +79,7 @@ pub fn reconcile(cfg: &KubeSourceConfig, obs: &Observed) -> Result<Desired, Stri
                 summary: translated.summary,
                 warnings: translated.warnings,
                 statuses: translated.statuses,
+                gateway: translated.gateway,
             });
         }
     };
@@ -373,6 +378,7 @@ fn build(
         summary,
         warnings,
         statuses: Vec::new(),
+        gateway: None,
     })
 }
 
@@ -403,12 +409,14 @@ mod tests {
     fn slice(name: &str, svc: &str, eps: &[(&str, bool)]) -> SliceView {
         SliceView {
             name: name.into(),
+            namespace: "ns".into(),
             service: Some(svc.into()),
             address_type: "IPv4".into(),
             ports: vec![SlicePort {
                 name: Some("http".into()),
                 port: Some(8080),
                 protocol: "TCP".into(),
+                app_protocol: None,
             }],
             endpoints: eps
                 .iter()
@@ -455,7 +463,7 @@ mod tests {
             slice("c-1", "c", &[("10.0.1.1", true)]),
             slice("x-1", "unrelated", &[("10.0.2.1", true)]),
         ] {
-            obs.slices.insert(s.name.clone(), s);
+            obs.slices.insert(format!("ns/{}", s.name), s);
         }
         obs
     }
@@ -554,7 +562,7 @@ mod tests {
         assert!(reconcile(&c, &obs).is_err());
         // No ready canary endpoints: canary dropped, its share to stable.
         let mut obs = observed(vec![canary_rollout("r", 20, 80)]);
-        obs.slices.get_mut("c-1").unwrap().endpoints[0].ready = false;
+        obs.slices.get_mut("ns/c-1").unwrap().endpoints[0].ready = false;
         let d = reconcile(&c, &obs).unwrap();
         assert!(web(&d).canary().is_none());
         assert_eq!(web(&d).canary_weight_bp(), 0);
@@ -622,7 +630,7 @@ mod tests {
     fn ipv6_addresses_are_bracketed() {
         let c = cfg(WeightSource::Rollout { name: "r".into() });
         let mut obs = observed(vec![canary_rollout("r", 1, 1)]);
-        let s = obs.slices.get_mut("c-1").unwrap();
+        let s = obs.slices.get_mut("ns/c-1").unwrap();
         s.address_type = "IPv6".into();
         s.endpoints[0].addresses = vec!["fd00::1".into()];
         let d = reconcile(&c, &obs).unwrap();

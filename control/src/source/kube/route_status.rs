@@ -6,24 +6,57 @@
 use serde_json::{json, Map, Value};
 
 use super::gateway::RouteStatus;
-use super::httproute::ParentRef;
+use super::httproute::{is_core_group, ParentRef, GATEWAY_GROUP};
+use crate::config::{HttpRouteParents, HttpRoutesSource};
+
+/// Does `parent` (of a route in `route_namespace`) name what this weir serves — its Gateway,
+/// or one of its Services — whether or not it attached?
+pub fn names_served_parent(
+    source: &HttpRoutesSource,
+    source_namespace: &str,
+    route_namespace: &str,
+    parent: &ParentRef,
+) -> bool {
+    let namespace = parent.namespace.as_deref().unwrap_or(route_namespace);
+    match &source.parents {
+        HttpRouteParents::Gateway { name, .. } => {
+            parent.group() == GATEWAY_GROUP
+                && parent.kind() == "Gateway"
+                && parent.name == *name
+                && namespace == source.gateway_namespace(source_namespace)
+        }
+        HttpRouteParents::Services(services) => {
+            is_core_group(parent.group())
+                && parent.kind() == "Service"
+                && namespace == source_namespace
+                && services.contains(&parent.name)
+        }
+    }
+}
 
 /// The `status.parents` to write, or None when the object already says exactly this (so a
-/// steady state costs no write). `ours` are this route's statuses, one per parent of ours;
-/// empty removes weir's entries (the route is no longer attached).
+/// steady state costs no write). `ours` are this route's statuses, one per parentRef naming
+/// what this weir serves; empty removes this weir's entries (the route no longer names it).
+///
+/// An entry is this weir's when it carries its controllerName *and* its parentRef names what
+/// this weir serves (`serves`): two weirs of one controller serving two Gateways each keep
+/// their own entry of a route attached to both.
 pub fn merged_parents(
     current: &Value,
     ours: &[RouteStatus],
     controller: &str,
     now: &str,
+    serves: impl Fn(&ParentRef) -> bool,
 ) -> Option<Value> {
     let existing: Vec<Value> = current["status"]["parents"]
         .as_array()
         .cloned()
         .unwrap_or_default();
-    let (mine, others): (Vec<Value>, Vec<Value>) = existing
-        .into_iter()
-        .partition(|p| p["controllerName"] == controller);
+    let (mine, others): (Vec<Value>, Vec<Value>) = existing.into_iter().partition(|p| {
+        p["controllerName"] == controller
+            && serde_json::from_value::<ParentRef>(p["parentRef"].clone())
+                .is_ok_and(|parent| serves(&parent))
+    });
     let wanted: Vec<Value> = ours
         .iter()
         .map(|s| entry(s, controller, now, &mine))
@@ -141,7 +174,7 @@ mod tests {
         let other =
             json!({"parentRef": {"name": "gw"}, "controllerName": "other.io/x", "conditions": []});
         let object = json!({"status": {"parents": [other.clone()]}});
-        let first = merged_parents(&object, &[ours(true, 3)], "weir.io/gw", "T1").unwrap();
+        let first = merged_parents(&object, &[ours(true, 3)], "weir.io/gw", "T1", gw).unwrap();
         assert_eq!(first[0], other);
         assert_eq!(first[1]["controllerName"], "weir.io/gw");
         assert_eq!(first[1]["parentRef"], json!({"name": "gw"}));
@@ -155,17 +188,42 @@ mod tests {
 
         let written = json!({"status": {"parents": first}});
         assert_eq!(
-            merged_parents(&written, &[ours(true, 3)], "weir.io/gw", "T2"),
+            merged_parents(&written, &[ours(true, 3)], "weir.io/gw", "T2", gw),
             None
         );
         // A new generation, same status: written, the transition time kept.
-        let next = merged_parents(&written, &[ours(true, 4)], "weir.io/gw", "T2").unwrap();
+        let next = merged_parents(&written, &[ours(true, 4)], "weir.io/gw", "T2", gw).unwrap();
         assert_eq!(next[1]["conditions"][0]["lastTransitionTime"], "T1");
         // A status change: a new transition time.
-        let flipped = merged_parents(&written, &[ours(false, 4)], "weir.io/gw", "T3").unwrap();
+        let flipped = merged_parents(&written, &[ours(false, 4)], "weir.io/gw", "T3", gw).unwrap();
         assert_eq!(flipped[1]["conditions"][0]["lastTransitionTime"], "T3");
         // No longer ours: our entry goes, the other stays.
-        let gone = merged_parents(&written, &[], "weir.io/gw", "T4").unwrap();
+        let gone = merged_parents(&written, &[], "weir.io/gw", "T4", gw).unwrap();
         assert_eq!(gone, json!([other]));
+    }
+
+    fn gw(p: &ParentRef) -> bool {
+        p.name == "gw"
+    }
+
+    #[test]
+    fn two_weirs_of_one_controller_keep_each_others_entries() {
+        // A route attached to Gateways gw and gw2, each served by its own weir.
+        let mut second = ours(true, 1);
+        second.parent.name = "gw2".into();
+        let gw2 = |p: &ParentRef| p.name == "gw2";
+        let object = json!({});
+        let one = merged_parents(&object, &[ours(true, 1)], "weir.io/gw", "T1", gw).unwrap();
+        let written = json!({"status": {"parents": one}});
+        let both = merged_parents(&written, &[second.clone()], "weir.io/gw", "T2", gw2).unwrap();
+        assert_eq!(both.as_array().unwrap().len(), 2);
+        assert_eq!(both[0]["parentRef"]["name"], "gw");
+        assert_eq!(both[1]["parentRef"]["name"], "gw2");
+        // Each rewrites only its own: the first weir's steady state writes nothing.
+        let written = json!({"status": {"parents": both}});
+        assert_eq!(
+            merged_parents(&written, &[ours(true, 1)], "weir.io/gw", "T3", gw),
+            None
+        );
     }
 }

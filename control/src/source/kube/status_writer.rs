@@ -21,8 +21,17 @@ use kube::runtime::WatchStreamExt;
 use tokio::sync::watch;
 
 use super::gateway::RouteStatus;
+use super::gateway_status::{merged_status, GatewayReport};
 use super::lease::{decide, LeaseView, Step};
-use super::route_status::merged_parents;
+use super::route_status::{merged_parents, names_served_parent};
+use crate::config::HttpRoutesSource;
+
+/// What the table in force says of the objects weir reports on.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Report {
+    pub routes: Vec<RouteStatus>,
+    pub gateway: Option<GatewayReport>,
+}
 
 /// What the writer needs to know.
 #[derive(Clone, Debug)]
@@ -34,6 +43,9 @@ pub(crate) struct StatusConfig {
     /// This replica's name in the Lease.
     pub identity: String,
     pub routes: ApiResource,
+    pub gateways: ApiResource,
+    /// What this weir serves: whose entries in a route's status are its own.
+    pub source: HttpRoutesSource,
 }
 
 /// This replica's identity: the pod's name where the Downward API or the hostname gives it,
@@ -64,10 +76,9 @@ fn view(lease: &Lease) -> LeaseView {
 pub(crate) async fn run(
     client: kube::Client,
     cfg: StatusConfig,
-    mut statuses: watch::Receiver<Vec<RouteStatus>>,
+    mut statuses: watch::Receiver<Report>,
 ) {
     let leases: Api<Lease> = Api::namespaced(client.clone(), &cfg.namespace);
-    let routes: Api<DynamicObject> = Api::namespaced_with(client, &cfg.namespace, &cfg.routes);
     let mut lease_events = kube::runtime::watcher(
         leases.clone(),
         watcher::Config::default().fields(&format!("metadata.name={}", cfg.lease_name)),
@@ -131,7 +142,10 @@ pub(crate) async fn run(
         }
         if leader && dirty {
             let current = statuses.borrow().clone();
-            dirty = !write_all(&routes, &cfg, &current, &mut written).await;
+            dirty = !write_all(&client, &cfg, &current.routes, &mut written).await;
+            if let Some(gateway) = &current.gateway {
+                dirty |= !write_gateway(&client, &cfg, gateway).await;
+            }
         }
     }
 }
@@ -185,7 +199,7 @@ async fn hold(
 
 /// Writes every route whose status differs; true when nothing is left to do.
 async fn write_all(
-    routes: &Api<DynamicObject>,
+    client: &kube::Client,
     cfg: &StatusConfig,
     statuses: &[RouteStatus],
     written: &mut BTreeSet<(String, String)>,
@@ -204,7 +218,12 @@ async fn write_all(
     let now = Timestamp::now().to_string();
     let mut all_done = true;
     for ((namespace, name), ours) in by_route {
-        let key = (namespace, name.clone());
+        let routes: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), &namespace, &cfg.routes);
+        let serves = |p: &super::httproute::ParentRef| {
+            names_served_parent(&cfg.source, &cfg.namespace, &namespace, p)
+        };
+        let key = (namespace.clone(), name.clone());
         let object = match routes.get_opt(&name).await {
             Ok(Some(o)) => o,
             Ok(None) => {
@@ -212,7 +231,7 @@ async fn write_all(
                 continue;
             }
             Err(e) => {
-                tracing::warn!(route = %name, error = %e, "cannot read HTTPRoute for its status; will retry");
+                tracing::warn!(route = %format!("{namespace}/{name}"), error = %e, "cannot read HTTPRoute for its status; will retry");
                 all_done = false;
                 continue;
             }
@@ -220,7 +239,7 @@ async fn write_all(
         let Ok(mut value) = serde_json::to_value(&object) else {
             continue;
         };
-        let Some(parents) = merged_parents(&value, &ours, &cfg.controller, &now) else {
+        let Some(parents) = merged_parents(&value, &ours, &cfg.controller, &now, serves) else {
             if ours.is_empty() {
                 written.remove(&key);
             } else {
@@ -246,10 +265,48 @@ async fn write_all(
             }
             // A conflict (someone wrote in between) or an outage: again on the next tick.
             Err(e) => {
-                tracing::warn!(route = %name, error = %e, "HTTPRoute status not written; will retry");
+                tracing::warn!(route = %format!("{}/{name}", key.0), error = %e, "HTTPRoute status not written; will retry");
                 all_done = false;
             }
         }
     }
     all_done
+}
+
+/// Writes the Gateway's status when it differs; true when nothing is left to do.
+async fn write_gateway(client: &kube::Client, cfg: &StatusConfig, report: &GatewayReport) -> bool {
+    let gateways: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), &report.namespace, &cfg.gateways);
+    let id = format!("{}/{}", report.namespace, report.name);
+    let object = match gateways.get_opt(&report.name).await {
+        Ok(Some(o)) => o,
+        Ok(None) => return true,
+        Err(e) => {
+            tracing::warn!(gateway = %id, error = %e, "cannot read Gateway for its status; will retry");
+            return false;
+        }
+    };
+    let Ok(mut value) = serde_json::to_value(&object) else {
+        return true;
+    };
+    let Some(status) = merged_status(&value, report, &Timestamp::now().to_string()) else {
+        return true;
+    };
+    value["status"] = status;
+    let Ok(updated) = serde_json::from_value::<DynamicObject>(value) else {
+        return true;
+    };
+    match gateways
+        .replace_status(&report.name, &PostParams::default(), &updated)
+        .await
+    {
+        Ok(_) => {
+            tracing::debug!(gateway = %id, "Gateway status written");
+            true
+        }
+        Err(e) => {
+            tracing::warn!(gateway = %id, error = %e, "Gateway status not written; will retry");
+            false
+        }
+    }
 }

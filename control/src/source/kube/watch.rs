@@ -21,11 +21,13 @@ use tokio::sync::mpsc;
 use weir_proxy::table::spec::TableSpec;
 use weir_proxy::DataPlane;
 
-use super::gateway::RouteStatus;
-use super::httproute::HttpRouteView;
+use super::gateway_view::{GatewayView, GrantView, NamespaceView};
+use super::httproute::{gateway_api_resource, gateway_group_resource, HttpRouteView};
 use super::objects::{RolloutView, SliceView, SplitView, SERVICE_NAME_LABEL};
 use super::reconcile::{reconcile, Observed};
-use crate::config::{KubeSourceConfig, WeightSource};
+use super::service::ServiceView;
+use super::status_writer::Report;
+use crate::config::{HttpRouteParents, KubeSourceConfig, WatchedNamespaces, WeightSource};
 
 /// One change seen by a watch task.
 #[derive(Debug)]
@@ -39,12 +41,18 @@ pub(crate) enum Change<T> {
     Error(String),
 }
 
+/// A change, from the watch numbered so among those of its kind (one per namespace watched,
+/// or one for every namespace).
 #[derive(Debug)]
 pub(crate) enum Msg {
-    Rollout(Change<RolloutView>),
-    Split(Change<SplitView>),
-    Slice(Change<SliceView>),
-    HttpRoute(Change<HttpRouteView>),
+    Rollout(usize, Change<RolloutView>),
+    Split(usize, Change<SplitView>),
+    Slice(usize, Change<SliceView>),
+    Service(usize, Change<ServiceView>),
+    HttpRoute(usize, Change<HttpRouteView>),
+    Grant(usize, Change<GrantView>),
+    Gateway(usize, Change<GatewayView>),
+    Namespace(usize, Change<NamespaceView>),
 }
 
 /// Sync state shared with the handle.
@@ -102,7 +110,7 @@ pub(crate) async fn watch_loop<K, T>(
     wc: watcher::Config,
     cfg: (Duration, Duration),
     parse: impl Fn(&K) -> Result<T, String> + Send + 'static,
-    wrap: fn(Change<T>) -> Msg,
+    wrap: impl Fn(Change<T>) -> Msg + Send + 'static,
     tx: mpsc::Sender<Msg>,
 ) where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
@@ -114,10 +122,8 @@ pub(crate) async fn watch_loop<K, T>(
         while let Some(event) = stream.next().await {
             let change = match event {
                 Ok(Event::Init) => Change::Init,
-                Ok(Event::InitApply(o)) | Ok(Event::Apply(o)) => {
-                    Change::Apply(o.name_any(), parse(&o))
-                }
-                Ok(Event::Delete(o)) => Change::Delete(o.name_any()),
+                Ok(Event::InitApply(o)) | Ok(Event::Apply(o)) => Change::Apply(key(&o), parse(&o)),
+                Ok(Event::Delete(o)) => Change::Delete(key(&o)),
                 Ok(Event::InitDone) => {
                     delay = initial;
                     Change::InitDone
@@ -135,6 +141,14 @@ pub(crate) async fn watch_loop<K, T>(
         drop(stream);
         tokio::time::sleep(jittered(delay)).await;
         delay = (delay * 2).min(max);
+    }
+}
+
+/// `namespace/name`, or the name of a cluster-scoped object.
+fn key<K: Resource>(o: &K) -> String {
+    match o.namespace() {
+        Some(ns) => format!("{ns}/{}", o.name_any()),
+        None => o.name_any(),
     }
 }
 
@@ -253,18 +267,114 @@ impl<T: Clone + PartialEq> Store<T> {
     }
 }
 
+/// One kind's stores, one per watch of it (a watch per namespace, or one for all): each
+/// (re-)list replaces only its own store. No watch of a kind: nothing to wait for.
+struct Shards<T> {
+    stores: Vec<Store<T>>,
+}
+
+impl<T: Clone + PartialEq> Shards<T> {
+    fn new(kind: &'static str, watches: usize) -> Self {
+        Shards {
+            stores: (0..watches).map(|_| Store::new(kind)).collect(),
+        }
+    }
+
+    fn change(&mut self, shard: usize, change: Change<T>) -> (bool, Vec<T>) {
+        match self.stores.get_mut(shard) {
+            Some(store) => store.change(change),
+            None => (false, vec![]),
+        }
+    }
+
+    fn synced_once(&self) -> bool {
+        self.stores.iter().all(|s| s.synced_once)
+    }
+
+    fn healthy(&self) -> bool {
+        self.stores.iter().all(Store::healthy)
+    }
+
+    fn items(&self) -> BTreeMap<String, T> {
+        let mut out = BTreeMap::new();
+        for s in &self.stores {
+            out.extend(s.items.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        out
+    }
+}
+
+/// Which watches a source runs: for each kind, the namespaces (None: every namespace) — one
+/// watch each. Both the spawning and the reconciler's stores follow it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Plan {
+    rollouts: Vec<Option<String>>,
+    splits: Vec<Option<String>>,
+    http_routes: Vec<Option<String>>,
+    grants: Vec<Option<String>>,
+    /// Services and their EndpointSlices.
+    backends: Vec<Option<String>>,
+    /// The Gateway an edge weir serves: (namespace, name).
+    gateway: Option<(String, String)>,
+    /// Namespaces' labels, for listeners that select routes by them.
+    namespaces: bool,
+}
+
+impl Plan {
+    pub fn of(cfg: &KubeSourceConfig) -> Self {
+        let own = vec![Some(cfg.namespace.clone())];
+        match &cfg.weights {
+            WeightSource::Rollout { .. } | WeightSource::RolloutSelector { .. } => Plan {
+                rollouts: own.clone(),
+                backends: own,
+                ..Plan::default()
+            },
+            WeightSource::TrafficSplit { .. } => Plan {
+                splits: own.clone(),
+                backends: own,
+                ..Plan::default()
+            },
+            WeightSource::HttpRoutes(source) => {
+                let scopes: Vec<Option<String>> = match &source.namespaces {
+                    WatchedNamespaces::All => vec![None],
+                    WatchedNamespaces::Only(list) => list.iter().cloned().map(Some).collect(),
+                };
+                let gateway = match &source.parents {
+                    HttpRouteParents::Gateway { name, .. } => Some((
+                        source.gateway_namespace(&cfg.namespace).to_string(),
+                        name.clone(),
+                    )),
+                    HttpRouteParents::Services(_) => None,
+                };
+                Plan {
+                    http_routes: scopes.clone(),
+                    grants: scopes.clone(),
+                    backends: scopes,
+                    namespaces: gateway.is_some(),
+                    gateway,
+                    ..Plan::default()
+                }
+            }
+        }
+    }
+}
+
 /// The reconcile task's state.
 pub(crate) struct Reconciler {
     cfg: KubeSourceConfig,
     plane: Arc<DataPlane>,
     shared: Shared,
-    rollouts: Option<Store<RolloutView>>,
-    splits: Option<Store<SplitView>>,
-    http_routes: Option<Store<HttpRouteView>>,
-    slices: Store<SliceView>,
+    rollouts: Shards<RolloutView>,
+    splits: Shards<SplitView>,
+    http_routes: Shards<HttpRouteView>,
+    slices: Shards<SliceView>,
+    services: Shards<ServiceView>,
+    grants: Shards<GrantView>,
+    gateways: Shards<GatewayView>,
+    namespaces: Shards<NamespaceView>,
     deleted_rollout: Option<RolloutView>,
     /// For an HTTPRoute source: where the statuses of the table in force go (the writer).
-    statuses: Option<tokio::sync::watch::Sender<Vec<RouteStatus>>>,
+    statuses: Option<tokio::sync::watch::Sender<Report>>,
     last_summary: Option<String>,
     last_warnings: Vec<String>,
 }
@@ -274,20 +384,18 @@ impl Reconciler {
         cfg: KubeSourceConfig,
         plane: Arc<DataPlane>,
         shared: Shared,
-        statuses: Option<tokio::sync::watch::Sender<Vec<RouteStatus>>>,
+        statuses: Option<tokio::sync::watch::Sender<Report>>,
     ) -> Self {
-        let (rollouts, splits, http_routes) = match &cfg.weights {
-            WeightSource::Rollout { .. } | WeightSource::RolloutSelector { .. } => {
-                (Some(Store::new("Rollout")), None, None)
-            }
-            WeightSource::TrafficSplit { .. } => (None, Some(Store::new("TrafficSplit")), None),
-            WeightSource::HttpRoutes(_) => (None, None, Some(Store::new("HTTPRoute"))),
-        };
+        let plan = Plan::of(&cfg);
         Reconciler {
-            rollouts,
-            splits,
-            http_routes,
-            slices: Store::new("EndpointSlice"),
+            rollouts: Shards::new("Rollout", plan.rollouts.len()),
+            splits: Shards::new("TrafficSplit", plan.splits.len()),
+            http_routes: Shards::new("HTTPRoute", plan.http_routes.len()),
+            slices: Shards::new("EndpointSlice", plan.backends.len()),
+            services: Shards::new("Service", plan.backends.len()),
+            grants: Shards::new("ReferenceGrant", plan.grants.len()),
+            gateways: Shards::new("Gateway", usize::from(plan.gateway.is_some())),
+            namespaces: Shards::new("Namespace", usize::from(plan.namespaces)),
             cfg,
             plane,
             shared,
@@ -301,40 +409,48 @@ impl Reconciler {
     /// Returns whether a recompute is due.
     fn handle(&mut self, msg: Msg) -> bool {
         let changed = match msg {
-            Msg::Rollout(c) => match &mut self.rollouts {
-                Some(store) => {
-                    let (changed, gone) = store.change(c);
-                    if let Some(last) = gone.into_iter().last() {
-                        self.deleted_rollout = Some(last);
-                    }
-                    changed
+            Msg::Rollout(i, c) => {
+                let (changed, gone) = self.rollouts.change(i, c);
+                if let Some(last) = gone.into_iter().last() {
+                    self.deleted_rollout = Some(last);
                 }
-                None => false,
-            },
-            Msg::Split(c) => self.splits.as_mut().map(|s| s.change(c).0).unwrap_or(false),
-            Msg::Slice(c) => self.slices.change(c).0,
-            Msg::HttpRoute(c) => self
-                .http_routes
-                .as_mut()
-                .map(|s| s.change(c).0)
-                .unwrap_or(false),
+                changed
+            }
+            Msg::Split(i, c) => self.splits.change(i, c).0,
+            Msg::Slice(i, c) => self.slices.change(i, c).0,
+            Msg::Service(i, c) => self.services.change(i, c).0,
+            Msg::HttpRoute(i, c) => self.http_routes.change(i, c).0,
+            Msg::Grant(i, c) => self.grants.change(i, c).0,
+            Msg::Gateway(i, c) => self.gateways.change(i, c).0,
+            Msg::Namespace(i, c) => self.namespaces.change(i, c).0,
         };
         self.update_sync();
         changed
     }
 
-    fn weights_store_healthy(&self) -> (bool, bool) {
-        match (&self.rollouts, &self.splits, &self.http_routes) {
-            (Some(s), _, _) => (s.synced_once, s.healthy()),
-            (_, Some(s), _) => (s.synced_once, s.healthy()),
-            (_, _, Some(s)) => (s.synced_once, s.healthy()),
-            _ => (false, false),
-        }
+    /// (every watch has listed once, and none is failing now)
+    fn sync(&self) -> (bool, bool) {
+        let listed = self.rollouts.synced_once()
+            && self.splits.synced_once()
+            && self.http_routes.synced_once()
+            && self.slices.synced_once()
+            && self.services.synced_once()
+            && self.grants.synced_once()
+            && self.gateways.synced_once()
+            && self.namespaces.synced_once();
+        let healthy = self.rollouts.healthy()
+            && self.splits.healthy()
+            && self.http_routes.healthy()
+            && self.slices.healthy()
+            && self.services.healthy()
+            && self.grants.healthy()
+            && self.gateways.healthy()
+            && self.namespaces.healthy();
+        (listed, healthy)
     }
 
     fn update_sync(&self) {
-        let (_, weights_ok) = self.weights_store_healthy();
-        let ok = weights_ok && self.slices.healthy();
+        let (_, ok) = self.sync();
         let mut s = lock(&self.shared);
         if ok || s.in_sync {
             // Entering or leaving sync: this moment is the last known good one.
@@ -345,23 +461,20 @@ impl Reconciler {
 
     fn observed(&self) -> Observed {
         Observed {
-            rollouts: self
-                .rollouts
-                .as_ref()
-                .map(|s| s.items.clone())
-                .unwrap_or_default(),
+            rollouts: self.rollouts.items(),
             deleted_rollout: self.deleted_rollout.clone(),
-            splits: self
-                .splits
-                .as_ref()
-                .map(|s| s.items.clone())
-                .unwrap_or_default(),
-            slices: self.slices.items.clone(),
-            http_routes: self
-                .http_routes
-                .as_ref()
-                .map(|s| s.items.clone())
-                .unwrap_or_default(),
+            splits: self.splits.items(),
+            slices: self.slices.items(),
+            services: self.services.items(),
+            http_routes: self.http_routes.items(),
+            gateway: self.gateways.items().into_values().next(),
+            namespaces: self
+                .namespaces
+                .items()
+                .into_values()
+                .map(|n| (n.name.clone(), n))
+                .collect(),
+            grants: self.grants.items(),
         }
     }
 
@@ -378,8 +491,7 @@ impl Reconciler {
     }
 
     fn recompute(&mut self) {
-        let (weights_synced, _) = self.weights_store_healthy();
-        if !weights_synced || !self.slices.synced_once {
+        if !self.sync().0 {
             return; // not everything listed yet: the table in force stays
         }
         let desired = match reconcile(&self.cfg, &self.observed()) {
@@ -396,7 +508,7 @@ impl Reconciler {
         if unchanged {
             // The table in force is this one: its statuses hold (a new generation that
             // changed nothing weir serves still gets its observedGeneration).
-            self.publish(&desired.statuses);
+            self.publish(&desired);
             return self.problem(None);
         }
         match self.plane.apply(&desired.spec) {
@@ -405,7 +517,7 @@ impl Reconciler {
                     tracing::info!(generation, "kube source: {}", desired.summary);
                     self.last_summary = Some(desired.summary.clone());
                 }
-                self.publish(&desired.statuses);
+                self.publish(&desired);
                 {
                     let mut s = lock(&self.shared);
                     s.applied = Some(desired.spec);
@@ -418,12 +530,16 @@ impl Reconciler {
     }
 
     /// Statuses only ever describe a table in force: sent after it is applied.
-    fn publish(&self, statuses: &[RouteStatus]) {
+    fn publish(&self, desired: &super::reconcile::Desired) {
         if let Some(tx) = &self.statuses {
+            let report = Report {
+                routes: desired.statuses.clone(),
+                gateway: desired.gateway.clone(),
+            };
             tx.send_if_modified(|current| {
-                let changed = current.as_slice() != statuses;
+                let changed = *current != report;
                 if changed {
-                    *current = statuses.to_vec();
+                    *current = report;
                 }
                 changed
             });
@@ -454,14 +570,38 @@ impl Reconciler {
     }
 }
 
-/// The Api and watcher config for the weights resource and the EndpointSlices.
+/// An Api of `ar` in `namespace`, or across every namespace (None).
+fn dynamic_api(
+    client: &kube::Client,
+    ar: &ApiResource,
+    namespace: &Option<String>,
+) -> Api<DynamicObject> {
+    match namespace {
+        Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+        None => Api::all_with(client.clone(), ar),
+    }
+}
+
+/// A typed Api in `namespace`, or across every namespace (None).
+fn typed_api<K>(client: &kube::Client, namespace: &Option<String>) -> Api<K>
+where
+    K: Resource<Scope = k8s_openapi::NamespaceResourceScope>,
+    <K as Resource>::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// Spawns the watches of `Plan::of(cfg)`, each feeding `tx`.
 pub(crate) fn spawn_watches(
     client: kube::Client,
     cfg: &KubeSourceConfig,
     tx: mpsc::Sender<Msg>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let retry = (cfg.retry_initial, cfg.retry_max);
-    let ns = cfg.namespace.as_str();
+    let plan = Plan::of(cfg);
     let mut tasks = Vec::new();
     let dynamic = |group: &str, version: &str, kind: &str, plural: &str| ApiResource {
         group: group.to_string(),
@@ -470,84 +610,149 @@ pub(crate) fn spawn_watches(
         kind: kind.to_string(),
         plural: plural.to_string(),
     };
-    match &cfg.weights {
-        WeightSource::Rollout { .. } | WeightSource::RolloutSelector { .. } => {
-            let ar = dynamic("argoproj.io", "v1alpha1", "Rollout", "rollouts");
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
-            let wc = match &cfg.weights {
-                WeightSource::Rollout { name } => {
-                    watcher::Config::default().fields(&format!("metadata.name={name}"))
-                }
-                WeightSource::RolloutSelector { labels } => {
-                    watcher::Config::default().labels(labels)
-                }
-                _ => unreachable!(),
-            };
-            let parse = |o: &DynamicObject| {
-                let name = o.name_any();
-                let mut view = RolloutView::parse(&name, &o.data)?;
-                view.generation = o.metadata.generation.unwrap_or(0);
-                Ok(view)
-            };
-            tasks.push(tokio::spawn(watch_loop(
-                api,
-                wc,
-                retry,
-                parse,
-                Msg::Rollout,
-                tx.clone(),
-            )));
-        }
-        WeightSource::HttpRoutes(source) => {
-            let ar = super::httproute::api_resource(source.version);
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
-            // Every HTTPRoute of the namespace: which are ours is decided on their parentRefs.
-            let parse = |o: &DynamicObject| {
-                let object = serde_json::to_value(o).map_err(|e| e.to_string())?;
-                HttpRouteView::parse(&object)
-            };
-            tasks.push(tokio::spawn(watch_loop(
-                api,
-                watcher::Config::default(),
-                retry,
-                parse,
-                Msg::HttpRoute,
-                tx.clone(),
-            )));
-        }
-        WeightSource::TrafficSplit { name, version } => {
+    for (i, ns) in plan.rollouts.iter().enumerate() {
+        let ar = dynamic("argoproj.io", "v1alpha1", "Rollout", "rollouts");
+        let wc = match &cfg.weights {
+            WeightSource::Rollout { name } => {
+                watcher::Config::default().fields(&format!("metadata.name={name}"))
+            }
+            WeightSource::RolloutSelector { labels } => watcher::Config::default().labels(labels),
+            _ => watcher::Config::default(),
+        };
+        let parse = |o: &DynamicObject| {
+            let name = o.name_any();
+            let mut view = RolloutView::parse(&name, &o.data)?;
+            view.generation = o.metadata.generation.unwrap_or(0);
+            Ok(view)
+        };
+        let api = dynamic_api(&client, &ar, ns);
+        let wrap = move |c| Msg::Rollout(i, c);
+        tasks.push(tokio::spawn(watch_loop(
+            api,
+            wc,
+            retry,
+            parse,
+            wrap,
+            tx.clone(),
+        )));
+    }
+    if let WeightSource::TrafficSplit { name, version } = &cfg.weights {
+        for (i, ns) in plan.splits.iter().enumerate() {
             let ar = dynamic(
                 "split.smi-spec.io",
                 version.as_str(),
                 "TrafficSplit",
                 "trafficsplits",
             );
-            let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &ar);
             let wc = watcher::Config::default().fields(&format!("metadata.name={name}"));
             let parse = |o: &DynamicObject| {
                 let mut view = SplitView::parse(&o.name_any(), &o.data)?;
                 view.generation = o.metadata.generation.unwrap_or(0);
                 Ok(view)
             };
+            let api = dynamic_api(&client, &ar, ns);
+            let wrap = move |c| Msg::Split(i, c);
             tasks.push(tokio::spawn(watch_loop(
                 api,
                 wc,
                 retry,
                 parse,
-                Msg::Split,
+                wrap,
                 tx.clone(),
             )));
         }
     }
-    let api: Api<k8s_openapi::api::discovery::v1::EndpointSlice> = Api::namespaced(client, ns);
-    let wc = watcher::Config::default().labels(SERVICE_NAME_LABEL);
-    tasks.push(tokio::spawn(watch_loop(
-        api,
-        wc,
-        retry,
-        |s| Ok(SliceView::from_slice(s)),
-        Msg::Slice,
-        tx,
-    )));
+    if let WeightSource::HttpRoutes(source) = &cfg.weights {
+        let whole = |o: &DynamicObject| serde_json::to_value(o).map_err(|e| e.to_string());
+        for (i, ns) in plan.http_routes.iter().enumerate() {
+            // Every HTTPRoute: which are ours is decided on their parentRefs.
+            let api = dynamic_api(&client, &super::httproute::api_resource(source.version), ns);
+            let parse = move |o: &DynamicObject| HttpRouteView::parse(&whole(o)?);
+            let wrap = move |c| Msg::HttpRoute(i, c);
+            let wc = watcher::Config::default();
+            tasks.push(tokio::spawn(watch_loop(
+                api,
+                wc,
+                retry,
+                parse,
+                wrap,
+                tx.clone(),
+            )));
+        }
+        for (i, ns) in plan.grants.iter().enumerate() {
+            let ar = gateway_group_resource(source.version, "ReferenceGrant", "referencegrants");
+            let api = dynamic_api(&client, &ar, ns);
+            let parse = move |o: &DynamicObject| GrantView::parse(&whole(o)?);
+            let wrap = move |c| Msg::Grant(i, c);
+            let wc = watcher::Config::default();
+            tasks.push(tokio::spawn(watch_loop(
+                api,
+                wc,
+                retry,
+                parse,
+                wrap,
+                tx.clone(),
+            )));
+        }
+        if let Some((ns, name)) = &plan.gateway {
+            let api = dynamic_api(
+                &client,
+                &gateway_api_resource(source.version),
+                &Some(ns.clone()),
+            );
+            let wc = watcher::Config::default().fields(&format!("metadata.name={name}"));
+            let parse = move |o: &DynamicObject| GatewayView::parse(&whole(o)?);
+            let wrap = |c| Msg::Gateway(0, c);
+            tasks.push(tokio::spawn(watch_loop(
+                api,
+                wc,
+                retry,
+                parse,
+                wrap,
+                tx.clone(),
+            )));
+        }
+        if plan.namespaces {
+            let api: Api<k8s_openapi::api::core::v1::Namespace> = Api::all(client.clone());
+            let parse = |o: &k8s_openapi::api::core::v1::Namespace| {
+                NamespaceView::parse(&serde_json::to_value(o).map_err(|e| e.to_string())?)
+            };
+            let wrap = |c| Msg::Namespace(0, c);
+            let wc = watcher::Config::default();
+            tasks.push(tokio::spawn(watch_loop(
+                api,
+                wc,
+                retry,
+                parse,
+                wrap,
+                tx.clone(),
+            )));
+        }
+    }
+    for (i, ns) in plan.backends.iter().enumerate() {
+        let api: Api<k8s_openapi::api::discovery::v1::EndpointSlice> = typed_api(&client, ns);
+        let wc = watcher::Config::default().labels(SERVICE_NAME_LABEL);
+        let wrap = move |c| Msg::Slice(i, c);
+        let parse = |s: &_| Ok(SliceView::from_slice(s));
+        tasks.push(tokio::spawn(watch_loop(
+            api,
+            wc,
+            retry,
+            parse,
+            wrap,
+            tx.clone(),
+        )));
+        let api: Api<k8s_openapi::api::core::v1::Service> = typed_api(&client, ns);
+        let wrap = move |c| Msg::Service(i, c);
+        let wc = watcher::Config::default();
+        tasks.push(tokio::spawn(watch_loop(
+            api,
+            wc,
+            retry,
+            ServiceView::from_service,
+            wrap,
+            tx.clone(),
+        )));
+    }
     tasks
 }
