@@ -1,0 +1,28 @@
+//! httproute-invalid-parentref-not-matching-section-name.go (Core): a sectionName no listener
+//! has: Accepted False NoMatchingParent, nothing attached.
+
+use crate::harness::{status, Suite, INFRA_NS};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
+async fn httproute_invalid_parentref_not_matching_section_name() {
+    let suite = Suite::start(
+        13,
+        "httproute-invalid-parentref-not-matching-section-name.yaml",
+        &["same-namespace"],
+    )
+    .await;
+    let (route, gw) = (
+        (INFRA_NS, "httproute-listener-not-matching-section-name"),
+        (INFRA_NS, "same-namespace"),
+    );
+    status::route_must_have_condition(
+        &suite.cluster,
+        route,
+        gw,
+        ("Accepted", "False", "NoMatchingParent"),
+    )
+    .await;
+    status::route_must_have_no_accepted_parents(&suite.cluster, route).await;
+    status::gateway_must_have_zero_routes(&suite.cluster, gw).await;
+}
