@@ -57,7 +57,19 @@ async fn argo_plugin_cluster(
         cluster.apply(slice("default", service, upstream.addr.port()));
     }
     cluster.apply(route.clone());
+    cluster.apply(cilium_gateway());
     (route, stable, canary, cluster)
+}
+
+/// The Gateway the plugin's example routes name (the examples ship none): `cilium` in the
+/// routes' namespace, one HTTP listener taking routes from its own namespace.
+fn cilium_gateway() -> Value {
+    json!({
+        "apiVersion": "gateway.networking.k8s.io/v1beta1", "kind": "Gateway",
+        "metadata": {"name": "cilium", "namespace": "default"},
+        "spec": {"gatewayClassName": "cilium",
+                 "listeners": [{"name": "http", "port": 80, "protocol": "HTTP"}]},
+    })
 }
 
 fn start_weir(server: &FakeApiServer, namespace: &str, kube: &str) -> Weir {
@@ -235,6 +247,15 @@ async fn flagger_canary_session_affinity_and_ab_applied_in_sequence() {
     ));
     // A new Canary's route: 100 / 0.
     cluster.apply(flagger_route(&canary, json!([weighted(&port, 100, 0)])));
+    // The Gateway of Flagger's e2e install, served at v1 as a real API server serves it
+    // (the CRD's versions share one schema; the fake does not convert, so it is stored so).
+    let text = std::fs::read_to_string(format!(
+        "{FIXTURES}/flagger/extracted/test_gatewayapi_install_L30-44.yaml"
+    ))
+    .unwrap();
+    let mut gateway: Value = serde_yaml_ng::from_str(&text).unwrap();
+    gateway["apiVersion"] = json!("gateway.networking.k8s.io/v1");
+    cluster.apply(gateway);
     let server = FakeApiServer::start(cluster.clone()).await;
     let weir = start_weir(
         &server,

@@ -94,6 +94,7 @@ pub(crate) async fn run(
     let mut dirty = true;
     // Routes weir wrote an entry for, so that one no longer attached gets it removed.
     let mut written: BTreeSet<(String, String)> = BTreeSet::new();
+    let mut gateway_written: Option<GatewayReport> = None;
     loop {
         tokio::select! {
             event = lease_events.next() => match event {
@@ -139,12 +140,22 @@ pub(crate) async fn run(
             );
             // A new holder checks every route once: the last one may have left work undone.
             dirty |= leader;
+            gateway_written = None;
         }
         if leader && dirty {
             let current = statuses.borrow().clone();
             dirty = !write_all(&client, &cfg, &current.routes, &mut written).await;
-            if let Some(gateway) = &current.gateway {
-                dirty |= !write_gateway(&client, &cfg, gateway).await;
+            // The Gateway is read and written only when what weir says of it changed.
+            if let Some(gateway) = current
+                .gateway
+                .as_ref()
+                .filter(|g| gateway_written.as_ref() != Some(g))
+            {
+                if write_gateway(&client, &cfg, gateway).await {
+                    gateway_written = Some(gateway.clone());
+                } else {
+                    dirty = true;
+                }
             }
         }
     }
