@@ -685,3 +685,89 @@ async fn kube_fake_apiserver_speaks_the_protocol() {
         other => panic!("expected 410, got {other:?}"),
     }
 }
+
+/// A Service as a real cluster has them: an HTTP port whose `targetPort` is a container
+/// port's *name*, beside a metrics port; its EndpointSlice as the slice controller writes it,
+/// each port under the Service port's name with the number the name resolved to.
+fn multi_port_service(name: &str, ips: &[&str], target: u16) -> [Value; 2] {
+    let service = json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {"selector": {"app": name}, "ports": [
+            {"name": "metrics", "port": 9090, "targetPort": 9090, "protocol": "TCP"},
+            {"name": "http", "port": 80, "targetPort": "web", "protocol": "TCP"},
+        ]},
+    });
+    let slice = json!({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": format!("{name}-x7k2p"), "namespace": NS,
+                     "labels": {"kubernetes.io/service-name": name,
+                                "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io"}},
+        "addressType": "IPv4",
+        "ports": [{"name": "metrics", "port": 9090, "protocol": "TCP"},
+                  {"name": "http", "port": target, "protocol": "TCP"}],
+        "endpoints": ips.iter().map(|ip| json!({"addresses": [ip], "conditions": {"ready": true}}))
+            .collect::<Vec<_>>(),
+    });
+    [service, slice]
+}
+
+/// Both Services with two ports and no `ports:` in weir's config: the port named `http` is
+/// the one an HTTP proxy is for, reached at the target port its name resolved to.
+fn multi_port_cluster() -> FakeCluster {
+    let c = FakeCluster::new();
+    c.apply(fixture("canary_canary-rollout5.yaml"));
+    for object in multi_port_service("canary-demo-stable", &["10.0.0.1", "10.0.0.2"], 8080)
+        .into_iter()
+        .chain(multi_port_service(
+            "canary-demo-preview",
+            &["10.0.1.1"],
+            8081,
+        ))
+    {
+        c.apply(object);
+    }
+    c
+}
+
+#[tokio::test]
+async fn kube_multi_port_services_resolve_through_the_port_name_for_a_rollout() {
+    let mut cfg = config(WeightSource::Rollout {
+        name: WEIGHTED.into(),
+    });
+    cfg.default_port = None;
+    let t = run_with(multi_port_cluster(), cfg).await;
+    let r = t
+        .until(Duration::from_secs(5), "first table", |r| {
+            r.canary_weight_bp() == 2500
+        })
+        .await;
+    assert_eq!(
+        r.stable().unwrap().addresses,
+        ["10.0.0.1:8080", "10.0.0.2:8080"]
+    );
+    assert_eq!(canary_addrs(&r), ["10.0.1.1:8081"]);
+}
+
+#[tokio::test]
+async fn kube_multi_port_services_resolve_through_the_port_name_for_a_traffic_split() {
+    let c = multi_port_cluster();
+    c.apply(traffic_split("v1alpha3", json!(10), json!(90)));
+    let mut cfg = config(WeightSource::TrafficSplit {
+        name: "rollout-example-traffic-split".into(),
+        version: SmiVersion::V1alpha3,
+    });
+    cfg.default_port = None;
+    cfg.stable_service = Some("canary-demo-stable".into());
+    let t = run_with(c, cfg).await;
+    let r = t
+        .until(Duration::from_secs(5), "first table", |r| {
+            r.canary_weight_bp() == 1000
+        })
+        .await;
+    assert_eq!(
+        r.stable().unwrap().addresses,
+        ["10.0.0.1:8080", "10.0.0.2:8080"]
+    );
+    assert_eq!(canary_addrs(&r), ["10.0.1.1:8081"]);
+}
