@@ -76,7 +76,7 @@ async fn httproute_request_header_modifier() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
+#[ignore = "needs: the Gateway's status.addresses (issue 47); and weir refuses RequestHeaderModifier on a backendRef (UnsupportedValue), which the README says it carries out"]
 async fn httproute_backend_request_header_modifier() {
     let (suite, gw) = Suite::same_namespace(
         20,
