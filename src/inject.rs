@@ -6,16 +6,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use weir_control::inject::{inject_report, InjectOptions};
+use weir_control::inject::{inject_report, InjectOptions, DEFAULT_IMAGE};
 
 #[derive(clap::Args)]
 pub struct InjectArgs {
     /// A YAML file, or `-` (the default) for standard input.
     #[arg(default_value = "-")]
     file: PathBuf,
-    /// The sidecar's image.
-    #[arg(long)]
-    image: Option<String>,
+    /// The sidecar's image: by default the one the repository's Containerfile builds for this
+    /// weir's version.
+    #[arg(long, default_value = DEFAULT_IMAGE)]
+    image: String,
     /// The ConfigMap holding weir.yaml (default: <workload>-weir).
     #[arg(long)]
     config_map: Option<String>,
@@ -37,11 +38,11 @@ pub fn run(args: &InjectArgs) -> anyhow::Result<ExitCode> {
         input = std::fs::read_to_string(&args.file)
             .with_context(|| format!("reading {}", args.file.display()))?;
     }
-    let mut opts = InjectOptions::default();
-    if let Some(image) = &args.image {
-        opts.image = image.clone();
-    }
-    opts.config_map = args.config_map.clone();
+    let mut opts = InjectOptions {
+        image: args.image.clone(),
+        config_map: args.config_map.clone(),
+        ..InjectOptions::default()
+    };
     if let Some(p) = args.proxy_port {
         opts.proxy_port = p;
     }

@@ -5,7 +5,9 @@
 #   - Debian's `chromium` and `chromium-driver`: the rollout page tested in a real headless
 #     browser (tests/ui.rs);
 #   - Debian's `nginx-light`: a real h2c upstream ending connections at its request cap
-#     (tests/h2_pool.rs).
+#     (tests/h2_pool.rs);
+#   - Debian's `buildah`: the container image built from the Containerfile, offline, and weir
+#     run from its root filesystem (tests/image.rs; below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +16,7 @@ command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1 || 
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || missing+=(chromium-driver)
 [ -x /usr/sbin/nginx ] || missing+=(nginx-light)
+[ -x /usr/bin/buildah ] || missing+=(buildah)
 if [ ${#missing[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -24,9 +27,42 @@ fi
 
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets --locked -- -D warnings
-# Keep the runner's own output, then close with one total line ("N passed, N failed").
+
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+image_dir=$(mktemp -d)
+# buildah's storage is its own, in image_dir, so nothing is left behind on the machine.
+buildah=(buildah --root "$image_dir/storage" --runroot "$image_dir/run" --storage-driver vfs)
+cleanup() {
+  rm -f "$log"
+  if [ -d "$image_dir/storage" ]; then
+    "${buildah[@]}" rm --all >/dev/null 2>&1 || true
+  fi
+  rm -rf "$image_dir"
+}
+trap cleanup EXIT
+
+# The container image, as the Containerfile's final stage, without a registry: its `rootfs`
+# stage (which would pull the official Rust image and build there) is stood in for by the root
+# filesystem build/image-rootfs.sh assembles here from this release build; buildah skips a stage
+# that --build-context replaces. Then a container of the image is mounted, and tests/image.rs
+# checks its config and contents and runs weir from it with chroot, which needs root (CI is).
+if [ "$(id -u)" -eq 0 ]; then
+  cargo build --release --locked --bin weir
+  build/image-rootfs.sh target/release/weir "$image_dir/context/rootfs"
+  version=$(cargo pkgid --locked -p weir)
+  version=${version##*[@#]}
+  "${buildah[@]}" build --quiet --isolation chroot --pull=never \
+    --build-context rootfs="$image_dir/context" -t "weir:$version" -f Containerfile . >/dev/null
+  "${buildah[@]}" images "weir:$version"
+  "${buildah[@]}" inspect --type image "weir:$version" >"$image_dir/inspect.json"
+  container=$("${buildah[@]}" from --pull=never "weir:$version")
+  WEIR_IMAGE_ROOTFS=$("${buildah[@]}" mount "$container")
+  export WEIR_IMAGE_ROOTFS WEIR_IMAGE_INSPECT="$image_dir/inspect.json"
+else
+  echo "tests/run.sh: not root: the container image is not built (tests/image.rs skips it)"
+fi
+
+# Keep the runner's own output, then close with one total line ("N passed, N failed").
 set +e
 cargo test --workspace --locked 2>&1 | tee "$log"
 status=${PIPESTATUS[0]}

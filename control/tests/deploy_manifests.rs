@@ -869,3 +869,199 @@ fn deploy_kustomize_overlays_build() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The weir containers: the image the Containerfile builds, locked down, writing nothing.
+
+/// The image's name everywhere: Cargo.toml's version (the workspace's), as the Containerfile is
+/// tagged in the README and as `weir inject` writes it.
+fn weir_image() -> String {
+    format!("weir:{}", env!("CARGO_PKG_VERSION"))
+}
+
+/// Each weir container of each pod template in `objects`: (what, pod spec, container).
+fn weir_containers(objects: &[(String, Value)]) -> Vec<(String, &Value, &Value)> {
+    let mut found = Vec::new();
+    for (file, object) in objects {
+        let pod = &object["spec"]["template"]["spec"];
+        for container in pod["containers"].as_sequence().into_iter().flatten() {
+            let image = container["image"].as_str().unwrap_or_default();
+            let image_name = image.rsplit('/').next().unwrap_or_default();
+            if container["name"].as_str() == Some("weir") || image_name.starts_with("weir:") {
+                let what = format!("{file}: {}/{}", kind(object), name(object));
+                found.push((what, pod, container));
+            }
+        }
+    }
+    found
+}
+
+fn assert_locked_down(what: &str, container: &Value) {
+    assert_eq!(
+        container["image"].as_str(),
+        Some(weir_image().as_str()),
+        "{what}"
+    );
+    let args: Vec<&str> = container["args"]
+        .as_sequence()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    // The image's own CMD (Containerfile), spelt out so the manifests need not rely on it.
+    assert_eq!(args, ["run", "--config", "/etc/weir/weir.yaml"], "{what}");
+    let sc = &container["securityContext"];
+    assert_eq!(sc["runAsNonRoot"].as_bool(), Some(true), "{what}");
+    // The image's user: uid and gid 65532, owning nothing in the image.
+    assert_eq!(sc["runAsUser"].as_i64(), Some(65532), "{what}");
+    assert_eq!(sc["runAsGroup"].as_i64(), Some(65532), "{what}");
+    assert_eq!(sc["readOnlyRootFilesystem"].as_bool(), Some(true), "{what}");
+    assert_eq!(
+        sc["allowPrivilegeEscalation"].as_bool(),
+        Some(false),
+        "{what}"
+    );
+    assert_eq!(
+        sc["capabilities"]["drop"],
+        Value::from(vec!["ALL"]),
+        "{what}"
+    );
+    assert!(sc["capabilities"].get("add").is_none(), "{what}");
+    assert_eq!(
+        sc["seccompProfile"]["type"].as_str(),
+        Some("RuntimeDefault"),
+        "{what}"
+    );
+    assert!(sc
+        .get("privileged")
+        .is_none_or(|p| p.as_bool() == Some(false)));
+}
+
+fn objects_by_file() -> Vec<(String, Value)> {
+    objects()
+        .into_iter()
+        .map(|(file, object)| (rel(&file), object))
+        .collect()
+}
+
+#[test]
+fn deploy_weir_runs_this_versions_image_as_non_root_on_a_read_only_root() {
+    let objects = objects_by_file();
+    let containers = weir_containers(&objects);
+    let whats: Vec<&str> = containers.iter().map(|(w, _, _)| w.as_str()).collect();
+    // The edge and the sidecar Deployments.
+    assert_eq!(containers.len(), 2, "{whats:?}");
+    for (what, _, container) in &containers {
+        assert_locked_down(what, container);
+    }
+    // And what the kustomize overlays render (kubectl's kustomize, as in the test below).
+    for overlay in ["sidecar", "edge"] {
+        let dir = Path::new(DEPLOY).join("kustomize/overlays").join(overlay);
+        let out = std::process::Command::new("kubectl")
+            .args(["kustomize", "--load-restrictor=LoadRestrictionsNone"])
+            .arg(&dir)
+            .output()
+            .expect("kubectl must be installed to build the kustomize overlays");
+        assert!(out.status.success(), "{overlay}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        let rendered: Vec<(String, Value)> = serde_yaml_ng::Deserializer::from_str(&text)
+            .map(|d| (format!("overlay {overlay}"), Value::deserialize(d).unwrap()))
+            .collect();
+        let containers = weir_containers(&rendered);
+        assert_eq!(containers.len(), 1, "overlay {overlay}");
+        for (what, _, container) in &containers {
+            assert_locked_down(what, container);
+        }
+    }
+}
+
+/// Where a weir container writes that its read-only root filesystem forbids, or `None`: weir
+/// writes only its config's `rollout.state_file` (and a temporary file beside it), which needs a
+/// writable emptyDir or persistent volume mounted at that file's directory.
+fn unwritable_state_file(
+    objects: &[(String, Value)],
+    pod: &Value,
+    container: &Value,
+) -> Option<String> {
+    let mount = container["volumeMounts"]
+        .as_sequence()?
+        .iter()
+        .find(|m| m["mountPath"].as_str() == Some("/etc/weir"))?;
+    let volume = pod["volumes"]
+        .as_sequence()?
+        .iter()
+        .find(|v| v["name"] == mount["name"])?;
+    let config_map = volume["configMap"]["name"].as_str().or_else(|| {
+        volume["projected"]["sources"]
+            .as_sequence()?
+            .iter()
+            .find_map(|s| s["configMap"]["name"].as_str())
+    })?;
+    let data = objects
+        .iter()
+        .find(|(_, o)| kind(o) == "ConfigMap" && name(o) == config_map)
+        .and_then(|(_, o)| o["data"]["weir.yaml"].as_str())
+        .unwrap_or_else(|| panic!("no ConfigMap {config_map} with weir.yaml"));
+    let config: Value = serde_yaml_ng::from_str(data).unwrap();
+    let state_file = config["rollout"]["state_file"].as_str()?;
+    let dir = Path::new(state_file).parent()?;
+    let writable = container["volumeMounts"].as_sequence()?.iter().any(|m| {
+        let backed = pod["volumes"].as_sequence().into_iter().flatten().any(|v| {
+            v["name"] == m["name"]
+                && (v.get("emptyDir").is_some() || v.get("persistentVolumeClaim").is_some())
+        });
+        m["mountPath"].as_str().map(Path::new) == Some(dir)
+            && m["readOnly"].as_bool() != Some(true)
+            && backed
+    });
+    (!writable).then(|| {
+        format!(
+            "rollout.state_file {state_file}: no writable volume at {}",
+            dir.display()
+        )
+    })
+}
+
+#[test]
+fn deploy_weir_writes_nothing_its_read_only_root_forbids() {
+    let objects = objects_by_file();
+    let containers = weir_containers(&objects);
+    for (what, pod, container) in &containers {
+        assert_eq!(
+            unwritable_state_file(&objects, pod, container),
+            None,
+            "{what}"
+        );
+    }
+
+    // The check sees a state file with nowhere to go, and the emptyDir that fixes it.
+    let (_, pod, container) = containers
+        .iter()
+        .find(|(what, _, _)| what.contains("sidecar/"))
+        .unwrap();
+    let mut objects = objects.clone();
+    let (_, cm) = objects
+        .iter_mut()
+        .find(|(_, o)| kind(o) == "ConfigMap" && name(o) == "frontend-weir")
+        .unwrap();
+    let with_state = format!(
+        "{}\nrollout:\n  state_file: /var/lib/weir/shop.json\n",
+        cm["data"]["weir.yaml"].as_str().unwrap()
+    );
+    cm["data"]["weir.yaml"] = Value::from(with_state);
+    assert_eq!(
+        unwritable_state_file(&objects, pod, container).as_deref(),
+        Some("rollout.state_file /var/lib/weir/shop.json: no writable volume at /var/lib/weir")
+    );
+    let mut pod = (*pod).clone();
+    let mut container = (*container).clone();
+    pod["volumes"]
+        .as_sequence_mut()
+        .unwrap()
+        .push(serde_yaml_ng::from_str("{name: state, emptyDir: {}}").unwrap());
+    container["volumeMounts"]
+        .as_sequence_mut()
+        .unwrap()
+        .push(serde_yaml_ng::from_str("{name: state, mountPath: /var/lib/weir}").unwrap());
+    assert_eq!(unwritable_state_file(&objects, &pod, &container), None);
+}

@@ -108,10 +108,23 @@ fn assert_injected(t: &Value, config_map: &str, what: &str) {
     assert!(c["resources"]["requests"]["memory"].is_string(), "{what}");
     let sc = &c["securityContext"];
     assert_eq!(sc["runAsNonRoot"].as_bool(), Some(true), "{what}");
+    // The image's user and group (Containerfile: USER 65532:65532).
+    assert_eq!(sc["runAsUser"].as_i64(), Some(65532), "{what}");
+    assert_eq!(sc["runAsGroup"].as_i64(), Some(65532), "{what}");
     assert_eq!(sc["readOnlyRootFilesystem"].as_bool(), Some(true), "{what}");
     assert_eq!(
         sc["allowPrivilegeEscalation"].as_bool(),
         Some(false),
+        "{what}"
+    );
+    assert_eq!(
+        sc["capabilities"]["drop"],
+        Value::from(vec!["ALL"]),
+        "{what}"
+    );
+    assert_eq!(
+        sc["seccompProfile"]["type"].as_str(),
+        Some("RuntimeDefault"),
         "{what}"
     );
     let mounts = named(c.get("volumeMounts"), "weir-config");

@@ -47,6 +47,13 @@ impl Weir {
         Self::spawn(command, dir, config)
     }
 
+    /// As `start_with`, with the command that starts weir given whole (e.g. `chroot` into an
+    /// image's root filesystem); `run --config CONFIG` is appended, so `config` is the path as
+    /// that command's weir sees it.
+    pub fn start_command(command: Command, dir: PathBuf, config: PathBuf) -> Weir {
+        Self::spawn(command, dir, config)
+    }
+
     /// As `start`, with the process's soft open-file limit set to `soft` before it runs.
     pub fn start_with_open_files(yaml: &str, soft: u64) -> Weir {
         use std::os::unix::process::CommandExt;

@@ -6,7 +6,9 @@
 //! gets:
 //! - a `weir` container running `weir run --config /etc/weir/weir.yaml`, with the proxy and admin
 //!   ports, readiness (`/ready`) and liveness (`/live`) probes on the admin port, resource
-//!   requests and a locked-down securityContext;
+//!   requests and a locked-down securityContext (non-root as the image's user 65532, read-only
+//!   root filesystem — weir writes nothing but a configured `rollout.state_file` —, no
+//!   privilege escalation, no capabilities, the runtime's seccomp profile);
 //! - a `weir-config` volume from a ConfigMap (default `<workload-name>-weir`) holding
 //!   `weir.yaml`, mounted read-only at `/etc/weir`;
 //! - the scrape annotations of the admin port (`prometheus.io/scrape`, `/port`, `/path`) and
@@ -60,8 +62,10 @@ pub struct InjectOptions {
     /// Memory limit; `None` for none. No CPU limit: throttling a proxy adds latency to every
     /// request of the pod.
     pub memory_limit: Option<String>,
-    /// Numeric user the container runs as (with `runAsNonRoot`).
+    /// Numeric user the container runs as (with `runAsNonRoot`); the image's own (65532).
     pub run_as_user: i64,
+    /// Numeric primary group the container runs as; the image's own (65532).
+    pub run_as_group: i64,
 }
 
 impl Default for InjectOptions {
@@ -76,6 +80,7 @@ impl Default for InjectOptions {
             memory_request: "64Mi".to_string(),
             memory_limit: Some("256Mi".to_string()),
             run_as_user: 65532,
+            run_as_group: 65532,
         }
     }
 }
@@ -579,12 +584,15 @@ impl Doc<'_, '_> {
             map([
                 ("runAsNonRoot", Value::Bool(true)),
                 ("runAsUser", Value::from(o.run_as_user)),
+                ("runAsGroup", Value::from(o.run_as_group)),
                 ("readOnlyRootFilesystem", Value::Bool(true)),
                 ("allowPrivilegeEscalation", Value::Bool(false)),
                 (
                     "capabilities",
                     map([("drop", Value::Sequence(vec![s("ALL")]))]),
                 ),
+                // With the above, what Pod Security's `restricted` level asks of a container.
+                ("seccompProfile", map([("type", s("RuntimeDefault"))])),
             ]),
         );
         c.insert(
