@@ -432,3 +432,71 @@ fn an_unresolved_backend_is_reported_and_its_share_goes_to_the_others() {
     let compiled = compile(&table);
     assert_eq!(compiled.routes()[0].shares_bp(), [10_000]);
 }
+
+/// GAMMA, a weir serving the Service `shop`: a request no rule matches goes to the Service's
+/// own endpoints; a consumer route (in another namespace, its parentRef naming `shop` in the
+/// Services' namespace) attaches; a route naming a Service weir does not serve does not.
+#[test]
+fn a_mesh_weir_falls_through_to_the_service_and_takes_consumer_routes() {
+    let mesh = source(HttpRouteParents::Services(vec!["shop".into()]));
+    let cfg = config(mesh.clone());
+    let producer = json!({
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": "shop-v2", "namespace": "default"},
+        "spec": {"parentRefs": [{"group": "", "kind": "Service", "name": "shop", "port": 80}],
+                 "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/v2"}}],
+                            "backendRefs": [{"name": "shop-v2", "port": 80}]}]},
+    });
+    let consumer = json!({
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": "beta-testers", "namespace": "client"},
+        "spec": {"parentRefs": [{"group": "", "kind": "Service", "name": "shop", "namespace": "default"}],
+                 "rules": [{"matches": [{"headers": [{"name": "x-beta", "value": "1"}]}],
+                            "backendRefs": [{"name": "shop-v2", "namespace": "default", "port": 80}]}]},
+    });
+    let elsewhere = json!({
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": "cart", "namespace": "default"},
+        "spec": {"parentRefs": [{"group": "", "kind": "Service", "name": "cart"}],
+                 "rules": [{"backendRefs": [{"name": "shop-v2", "port": 80}]}]},
+    });
+    let mut obs = observed(&[producer, consumer, elsewhere], &["shop", "shop-v2"]);
+    obs.gateway = None;
+    let grant = json!({"metadata": {"name": "g", "namespace": "default"},
+        "spec": {"from": [{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": "client"}],
+                 "to": [{"group": "", "kind": "Service"}]}});
+    obs.grants.insert(
+        "default/g".into(),
+        weir_control::source::kube::gateway_view::GrantView::parse(&grant).unwrap(),
+    );
+    let (table, t) = translate(&cfg, &mesh, &obs);
+    let mut names: Vec<&str> = t.statuses.iter().map(|s| s.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["beta-testers", "shop-v2"], "{t:?}");
+    for s in &t.statuses {
+        assert_eq!(condition(s, "Accepted"), (true, "Accepted"), "{s:?}");
+        assert_eq!(condition(s, "ResolvedRefs"), (true, "ResolvedRefs"), "{s:?}");
+    }
+    let compiled = compile(&table);
+    let find = |path: &[u8], headers: &http::HeaderMap| {
+        compiled
+            .find(Some(b"shop.default.svc.cluster.local"), b"GET", path, headers)
+            .map(|r| (r.name.to_string(), r.backend(0).name.to_string()))
+    };
+    let none = http::HeaderMap::new();
+    let mut beta = http::HeaderMap::new();
+    beta.insert("x-beta", "1".parse().unwrap());
+    assert_eq!(
+        find(b"/v2/items", &none),
+        Some(("default/shop-v2/0".into(), "shop-v2".into()))
+    );
+    assert_eq!(
+        find(b"/cart", &beta),
+        Some(("client/beta-testers/0".into(), "shop-v2".into()))
+    );
+    // No rule matches: the Service's own endpoints, as if weir were not there.
+    assert_eq!(
+        find(b"/cart", &none),
+        Some(("service/default/shop".into(), "shop".into()))
+    );
+}

@@ -218,6 +218,14 @@ impl FakeCluster {
         if object["metadata"]["creationTimestamp"].is_null() {
             object["metadata"]["creationTimestamp"] = created;
         }
+        // Every object gets a uid when created, kept while it lives; one deleted and created
+        // again under its name is another object, with another uid.
+        if object["metadata"]["uid"].is_null() {
+            object["metadata"]["uid"] = match &before {
+                Some(old) => old["metadata"]["uid"].clone(),
+                None => json!(format!("00000000-0000-4000-8000-{rv:012}")),
+            };
+        }
         object["metadata"]["generation"] = json!(generation);
         let old = inner
             .objects

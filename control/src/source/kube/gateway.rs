@@ -45,6 +45,8 @@ pub struct RouteStatus {
     pub name: String,
     /// The generation these conditions describe (`observedGeneration`).
     pub generation: i64,
+    /// The object they describe (a route re-created under its name is another).
+    pub uid: String,
     /// The parentRef, as the route wrote it.
     pub parent: ParentRef,
     pub conditions: Vec<Condition>,
@@ -85,13 +87,20 @@ fn our_parents<'r>(
                     .then(|| (p, attach(gateway, route, p, &obs.namespaces)))
             }
             HttpRouteParents::Services(services) => {
+                // A producer route (in the Services' namespace) or a consumer route (in
+                // another watched namespace) naming one of the Services served.
                 let namespace = p.namespace.as_deref().unwrap_or(&route.namespace);
                 let ours = super::httproute::is_core_group(p.group())
                     && p.kind() == "Service"
-                    && namespace == route.namespace
+                    && namespace == cfg.namespace
                     && services.contains(&p.name);
                 ours.then(|| {
-                    let hosts = intersect(None, &route.hostnames);
+                    // GAMMA ignores a route's hostnames: the Service is the host. One Service
+                    // served: every request is for it; several: its names tell them apart.
+                    let hosts = match services.len() {
+                        1 => Hosts::Any,
+                        _ => Hosts::Only(service_hosts(&cfg.namespace, &p.name)),
+                    };
                     (
                         p,
                         Ok(Attached {
@@ -189,6 +198,7 @@ pub fn translate(
                 namespace: route.namespace.clone(),
                 name: route.name.clone(),
                 generation: route.generation,
+                uid: route.uid.clone(),
                 parent: (*parent).clone(),
                 conditions,
             });
@@ -244,11 +254,68 @@ pub fn translate(
         }
         table.routes.push(base.clone());
     }
+    if let HttpRouteParents::Services(services) = &source.parents {
+        for fallback in service_fallbacks(cfg, obs, services, &mut out.warnings) {
+            let mut hosts = fallback.hosts.clone();
+            hosts.sort();
+            let key = format!("{hosts:?}|{:?}", fallback.matches[0]);
+            // A rule of an HTTPRoute already takes every request for the Service.
+            if seen_matches.insert(key) {
+                table.routes.push(fallback);
+            }
+        }
+    }
     out.summary = format!(
         "{} HTTPRoute(s) name this weir, {served_routes} attached, {rules_served} rule(s) served",
         attached_routes.len()
     );
     (table, out)
+}
+
+/// The names a client reaches a Service by, in-cluster DNS.
+fn service_hosts(namespace: &str, service: &str) -> Vec<String> {
+    vec![
+        service.to_string(),
+        format!("{service}.{namespace}"),
+        format!("{service}.{namespace}.svc"),
+        format!("{service}.{namespace}.svc.cluster.local"),
+    ]
+}
+
+/// In a mesh, a request for a served Service that no HTTPRoute rule matches goes to that
+/// Service's own endpoints, as if weir were not there: one catch-all route per Service, last
+/// in precedence (`PathPrefix /`, the youngest).
+fn service_fallbacks(
+    cfg: &KubeSourceConfig,
+    obs: &Observed,
+    services: &[String],
+    warnings: &mut Vec<String>,
+) -> Vec<RouteSpec> {
+    let mut out = Vec::new();
+    for service in services {
+        let endpoints = resolve(cfg, obs, &cfg.namespace, service, None, warnings);
+        if endpoints.addresses.is_empty() {
+            continue;
+        }
+        let mut backend = BackendSpec::new(endpoints.addresses);
+        if endpoints.h2c {
+            backend.protocol = UpstreamProtocol::Http2;
+        }
+        let mut spec = RouteSpec::new(format!("service/{}/{service}", cfg.namespace), backend);
+        spec.backends[0].name = service.clone();
+        spec.hosts = match services.len() {
+            1 => Vec::new(),
+            _ => service_hosts(&cfg.namespace, service),
+        };
+        spec.origin = Some(Origin {
+            kind: "Service".to_string(),
+            namespace: cfg.namespace.clone(),
+            name: service.clone(),
+            generation: 0,
+        });
+        out.push(spec);
+    }
+    out
 }
 
 /// One HTTPRoute: its rules as routes, and its conditions.

@@ -39,6 +39,8 @@ pub struct HttpRouteView {
     pub name: String,
     /// `metadata.generation`: what status reports as `observedGeneration`.
     pub generation: i64,
+    /// `metadata.uid`: a route deleted and created again under its name is another object.
+    pub uid: String,
     /// `metadata.creationTimestamp` (RFC 3339, so ordering the strings orders the times): the
     /// older route wins a precedence tie.
     pub created: String,
@@ -204,6 +206,7 @@ struct RawMeta {
     namespace: Option<String>,
     generation: Option<i64>,
     creation_timestamp: Option<String>,
+    uid: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -272,6 +275,7 @@ impl HttpRouteView {
             namespace,
             name: raw.metadata.name,
             generation: raw.metadata.generation.unwrap_or(0),
+            uid: raw.metadata.uid.unwrap_or_default(),
             created: raw.metadata.creation_timestamp.unwrap_or_default(),
             parent_refs: raw.spec.parent_refs,
             hostnames: raw.spec.hostnames,

@@ -152,6 +152,7 @@ mod tests {
             namespace: "ns".into(),
             name: "r".into(),
             generation,
+            uid: String::new(),
             parent: ParentRef {
                 name: "gw".into(),
                 ..ParentRef::default()

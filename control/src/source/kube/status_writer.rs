@@ -250,6 +250,13 @@ async fn write_all(
         let Ok(mut value) = serde_json::to_value(&object) else {
             continue;
         };
+        // Statuses of a route since deleted are not written on the one now under its name:
+        // that one's own come with the table that serves it.
+        let uid = value["metadata"]["uid"].as_str().unwrap_or("");
+        let stale = !ours.is_empty() && ours.iter().all(|s| !s.uid.is_empty() && s.uid != uid);
+        if stale {
+            continue;
+        }
         let Some(parents) = merged_parents(&value, &ours, &cfg.controller, &now, serves) else {
             if ours.is_empty() {
                 written.remove(&key);
