@@ -625,7 +625,7 @@ async fn status_is_written_by_one_elected_replica_and_follows_the_generation() {
                 "coordination.k8s.io/v1",
                 "Lease",
                 "default",
-                "weir-httproute-status",
+                "weir-gateway-cilium",
             )
             .and_then(|l| l["spec"]["holderIdentity"].as_str().map(String::from))
             .unwrap_or_default()

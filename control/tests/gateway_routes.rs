@@ -50,6 +50,7 @@ fn source(parents: HttpRouteParents) -> HttpRoutesSource {
         lease_name: "weir-httproute-status".into(),
         lease_duration: std::time::Duration::from_secs(15),
         namespaces: WatchedNamespaces::All,
+        addresses: Vec::new(),
     }
 }
 
@@ -475,12 +476,21 @@ fn a_mesh_weir_falls_through_to_the_service_and_takes_consumer_routes() {
     assert_eq!(names, ["beta-testers", "shop-v2"], "{t:?}");
     for s in &t.statuses {
         assert_eq!(condition(s, "Accepted"), (true, "Accepted"), "{s:?}");
-        assert_eq!(condition(s, "ResolvedRefs"), (true, "ResolvedRefs"), "{s:?}");
+        assert_eq!(
+            condition(s, "ResolvedRefs"),
+            (true, "ResolvedRefs"),
+            "{s:?}"
+        );
     }
     let compiled = compile(&table);
     let find = |path: &[u8], headers: &http::HeaderMap| {
         compiled
-            .find(Some(b"shop.default.svc.cluster.local"), b"GET", path, headers)
+            .find(
+                Some(b"shop.default.svc.cluster.local"),
+                b"GET",
+                path,
+                headers,
+            )
             .map(|r| (r.name.to_string(), r.backend(0).name.to_string()))
     };
     let none = http::HeaderMap::new();

@@ -5,7 +5,6 @@ use crate::harness::roundtrip::request;
 use crate::harness::{status, Suite, INFRA_NS, WEB_BACKEND_NS};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
 async fn httproute_cross_namespace() {
     let suite = Suite::start(2, "httproute-cross-namespace.yaml", &["backend-namespaces"]).await;
     let route = (WEB_BACKEND_NS, "cross-namespace");

@@ -11,7 +11,6 @@ const GW: &str = "httproute-hostname-intersection";
 const GW_ALL: &str = "httproute-hostname-intersection-all";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: a status writer per Gateway (two weirs share the default Lease weir-httproute-status, so the second Gateway gets no status), and the Gateway's status.addresses (issue 47)"]
 async fn httproute_hostname_intersection() {
     let suite = Suite::start(15, "httproute-hostname-intersection.yaml", &[GW, GW_ALL]).await;
     suite.namespaces_must_be_ready().await;

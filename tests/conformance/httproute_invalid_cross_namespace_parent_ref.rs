@@ -4,7 +4,6 @@
 use crate::harness::{status, Suite, INFRA_NS, WEB_BACKEND_NS};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
 async fn httproute_invalid_cross_namespace_parent_ref() {
     let suite = Suite::start(
         12,

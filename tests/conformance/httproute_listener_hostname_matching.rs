@@ -5,7 +5,6 @@ use crate::harness::roundtrip::request;
 use crate::harness::{status, Suite, INFRA_NS, INFRA_V1, INFRA_V2, INFRA_V3};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
 async fn httproute_listener_hostname_matching() {
     let name = "httproute-listener-hostname-matching";
     let suite = Suite::start(14, "httproute-listener-hostname-matching.yaml", &[name]).await;

@@ -4,7 +4,6 @@ use crate::harness::roundtrip::request;
 use crate::harness::{status, Suite, INFRA_NS, INFRA_V1, INFRA_V2};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
 async fn httproute_matching_across_routes() {
     let suite = Suite::start(
         6,

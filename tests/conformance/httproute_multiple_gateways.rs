@@ -5,7 +5,6 @@ use crate::harness::roundtrip::request;
 use crate::harness::{Suite, INFRA_NS, INFRA_V1, INFRA_V2, INFRA_V3};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: one status entry per parentRef, written by each Gateway's weir (two weirs share the default Lease weir-httproute-status, so one of them never writes), and the Gateway's status.addresses (issue 47)"]
 async fn httproute_multiple_gateways() {
     let suite = Suite::start(
         16,

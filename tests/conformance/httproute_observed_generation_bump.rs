@@ -5,7 +5,6 @@ use crate::harness::status::{self, ACCEPTED};
 use crate::harness::{Suite, INFRA_NS, INFRA_V2};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
 async fn httproute_observed_generation_bump() {
     let suite = Suite::start(
         17,

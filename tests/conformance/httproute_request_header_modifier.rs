@@ -63,7 +63,6 @@ fn cases() -> Vec<Expected> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
 async fn httproute_request_header_modifier() {
     let (suite, gw) = Suite::same_namespace(
         19,
@@ -76,7 +75,7 @@ async fn httproute_request_header_modifier() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47); and weir refuses RequestHeaderModifier on a backendRef (UnsupportedValue), which the README says it carries out"]
+#[ignore = "needs: RequestHeaderModifier on a backendRef (weir refuses it with UnsupportedValue) (issue 47)"]
 async fn httproute_backend_request_header_modifier() {
     let (suite, gw) = Suite::same_namespace(
         20,

@@ -5,7 +5,6 @@ use crate::harness::roundtrip::{self, request};
 use crate::harness::{Suite, INFRA_NS, INFRA_V1, INFRA_V2, INFRA_V3};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: the Gateway's status.addresses (issue 47)"]
 async fn httproute_weight() {
     let (_suite, gw) =
         Suite::same_namespace(9, "httproute-weight.yaml", "weighted-backends", true).await;

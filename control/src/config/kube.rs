@@ -153,7 +153,7 @@ pub struct HttpRoutesSource {
     pub controller_name: String,
     pub version: GatewayVersion,
     /// The `coordination.k8s.io` Lease, in the namespace, that elects the one replica writing
-    /// status (default `weir-httproute-status`).
+    /// status (default `weir-gateway-NAME` for a Gateway, `weir-httproute-status` for Services).
     pub lease_name: String,
     /// How long a Lease holder that stopped renewing keeps it (default 15 s; renewed every
     /// third of it).
@@ -162,6 +162,9 @@ pub struct HttpRoutesSource {
     /// watched. Default: every namespace for a Gateway (its listeners decide which routes
     /// attach), the source's namespace for Services.
     pub namespaces: WatchedNamespaces,
+    /// An edge weir's addresses, for the Gateway's `status.addresses` (empty: the Gateway's
+    /// `spec.addresses`, else `POD_IP`).
+    pub addresses: Vec<String>,
 }
 
 impl HttpRoutesSource {

@@ -71,7 +71,8 @@ pub struct RawHttpRoutes {
     pub services: Option<Vec<String>>,
     /// v1 (default) or v1beta1.
     pub version: Option<String>,
-    /// The Lease electing the replica that writes status (default weir-httproute-status).
+    /// The Lease electing the replica that writes status (default weir-gateway-NAME for a
+    /// Gateway, weir-httproute-status for Services).
     pub lease_name: Option<String>,
     /// How long an unrenewed Lease holds (default 15s).
     pub lease_duration: Option<ConfigDuration>,
@@ -83,12 +84,16 @@ pub struct RawHttpRoutes {
 #[derive(Debug, Deserialize)]
 #[serde(
     deny_unknown_fields,
-    expecting = "a Gateway: {name, namespace, section_name}"
+    expecting = "a Gateway: {name, namespace, section_name, addresses}"
 )]
 pub struct RawGatewayRef {
     pub name: String,
     pub namespace: Option<String>,
     pub section_name: Option<String>,
+    /// Where clients reach this Gateway (IPs or hostnames), written in its `status.addresses`
+    /// (default: the Gateway's `spec.addresses`, else the pod's `POD_IP`).
+    #[serde(default)]
+    pub addresses: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]

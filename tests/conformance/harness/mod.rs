@@ -36,13 +36,14 @@ pub struct Suite {
     _server: FakeApiServer,
 }
 
-/// The config of an edge weir serving the Gateway `name` of the infra namespace.
+/// The config of an edge weir serving the Gateway `name` of the infra namespace; the address
+/// it reports in the Gateway's status is its own, as an operator configures it.
 fn weir_config(gateway: &str) -> String {
     format!(
         "listeners: [{{address: \"127.0.0.1:0\"}}]\n\
          admin: {{address: \"127.0.0.1:0\"}}\n\
          kube:\n  namespace: {INFRA_NS}\n  http_routes:\n    controller_name: {}\n    \
-         gateway: {{name: {gateway}}}\n",
+         gateway: {{name: {gateway}, addresses: [\"127.0.0.1\"]}}\n",
         cluster::CONTROLLER
     )
 }

@@ -100,6 +100,16 @@ pub fn kube(raw: &RawKube, table: &TableSpec, check: &mut Checker) -> KubeSource
     cfg
 }
 
+/// One Lease per thing served: weirs serving two Gateways each elect their own status writer
+/// (sharing one, a Gateway's replicas would wait on the other's). Sidecars serving Services
+/// share one per namespace.
+fn default_lease(parents: &HttpRouteParents) -> String {
+    match parents {
+        HttpRouteParents::Gateway { name, .. } => format!("weir-gateway-{name}"),
+        HttpRouteParents::Services(_) => "weir-httproute-status".to_string(),
+    }
+}
+
 fn http_routes(raw: &RawHttpRoutes, namespace: &str, check: &mut Checker) -> HttpRoutesSource {
     let parents = match (&raw.gateway, &raw.services) {
         (Some(g), None) => HttpRouteParents::Gateway {
@@ -155,15 +165,25 @@ fn http_routes(raw: &RawHttpRoutes, namespace: &str, check: &mut Checker) -> Htt
             HttpRouteParents::Services(_) => WatchedNamespaces::Only(vec![namespace.to_string()]),
         },
     };
+    let addresses = raw
+        .gateway
+        .as_ref()
+        .map(|g| g.addresses.clone())
+        .unwrap_or_default();
+    if addresses.iter().any(String::is_empty) {
+        check.report(
+            "kube.http_routes.gateway.addresses",
+            "an address must not be empty",
+        );
+    }
+    let lease = default_lease(&parents);
     HttpRoutesSource {
         namespaces,
+        addresses,
         parents,
         controller_name: raw.controller_name.clone(),
         version,
-        lease_name: raw
-            .lease_name
-            .clone()
-            .unwrap_or_else(|| "weir-httproute-status".to_string()),
+        lease_name: raw.lease_name.clone().unwrap_or(lease),
         lease_duration,
     }
 }

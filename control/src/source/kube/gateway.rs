@@ -215,7 +215,7 @@ pub fn translate(
             .iter()
             .map(|(l, routes)| (l.clone(), routes.len()))
             .collect();
-        gateway_status::report(gw, &counts)
+        gateway_status::report(gw, &counts, &source.addresses)
     });
     // A match an earlier (older, or earlier-listed) rule already has could never be chosen: the
     // table would refuse it, so it is left out here, as the spec's precedence has it.

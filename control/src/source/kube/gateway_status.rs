@@ -20,6 +20,8 @@ pub struct GatewayReport {
     pub generation: i64,
     pub conditions: Vec<Condition>,
     pub listeners: Vec<ListenerReport>,
+    /// `status.addresses`: where clients reach the Gateway (empty: left as it is).
+    pub addresses: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,8 +41,13 @@ fn condition(kind: &'static str, status: bool, reason: &'static str, message: &s
     }
 }
 
-/// The report for `gateway`, given how many routes attached to each listener (by name).
-pub fn report(gateway: &GatewayView, attached: &BTreeMap<String, usize>) -> GatewayReport {
+/// The report for `gateway`, given how many routes attached to each listener (by name) and
+/// the addresses configured (else the Gateway's own `spec.addresses`).
+pub fn report(
+    gateway: &GatewayView,
+    attached: &BTreeMap<String, usize>,
+    addresses: &[String],
+) -> GatewayReport {
     let listeners = gateway
         .listeners
         .iter()
@@ -116,7 +123,22 @@ pub fn report(gateway: &GatewayView, attached: &BTreeMap<String, usize>) -> Gate
         generation: gateway.generation,
         conditions,
         listeners,
+        addresses: if addresses.is_empty() {
+            gateway.addresses.clone()
+        } else {
+            addresses.to_vec()
+        },
     }
+}
+
+/// An address as `status.addresses` types it: an IP, else a hostname.
+fn address_json(address: &str) -> Value {
+    let kind = if address.parse::<std::net::IpAddr>().is_ok() {
+        "IPAddress"
+    } else {
+        "Hostname"
+    };
+    json!({"type": kind, "value": address})
 }
 
 fn conditions_json(
@@ -178,6 +200,9 @@ pub fn merged_status(current: &Value, report: &GatewayReport, now: &str) -> Opti
         now,
     );
     status["listeners"] = Value::Array(listeners);
+    if !report.addresses.is_empty() {
+        status["addresses"] = report.addresses.iter().map(|a| address_json(a)).collect();
+    }
     (strip_times(&status) != strip_times(old)).then_some(status)
 }
 
@@ -213,7 +238,7 @@ mod tests {
 
     #[test]
     fn listeners_report_kinds_attachments_and_conditions() {
-        let r = report(&gateway(), &BTreeMap::from([("http".to_string(), 3)]));
+        let r = report(&gateway(), &BTreeMap::from([("http".to_string(), 3)]), &[]);
         let find = |l: &ListenerReport, kind: &str| {
             let c = l.conditions.iter().find(|c| c.kind == kind).unwrap();
             (c.status, c.reason)
@@ -238,7 +263,7 @@ mod tests {
 
     #[test]
     fn a_steady_state_writes_nothing_and_addresses_stay() {
-        let rep = report(&gateway(), &BTreeMap::new());
+        let rep = report(&gateway(), &BTreeMap::new(), &[]);
         let object = json!({"status": {"addresses": [{"type": "IPAddress", "value": "10.0.0.1"}]}});
         let first = merged_status(&object, &rep, "T1").unwrap();
         assert_eq!(first["addresses"][0]["value"], "10.0.0.1");
@@ -246,7 +271,7 @@ mod tests {
         assert_eq!(first["conditions"][0]["observedGeneration"], 2);
         let written = json!({"status": first});
         assert_eq!(merged_status(&written, &rep, "T2"), None);
-        let more = report(&gateway(), &BTreeMap::from([("http".to_string(), 1)]));
+        let more = report(&gateway(), &BTreeMap::from([("http".to_string(), 1)]), &[]);
         let next = merged_status(&written, &more, "T3").unwrap();
         assert_eq!(next["listeners"][0]["attachedRoutes"], 1);
         // Same status: the transition time stays.

@@ -17,6 +17,8 @@ pub struct GatewayView {
     pub generation: i64,
     pub class: String,
     pub listeners: Vec<ListenerView>,
+    /// `spec.addresses[].value`: addresses the Gateway asks for.
+    pub addresses: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -119,6 +121,13 @@ struct RawMeta {
 struct RawGatewaySpec {
     gateway_class_name: String,
     listeners: Vec<ListenerView>,
+    addresses: Vec<RawAddress>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawAddress {
+    value: String,
 }
 
 impl GatewayView {
@@ -146,6 +155,13 @@ impl GatewayView {
             generation: raw.metadata.generation.unwrap_or(0),
             class: raw.spec.gateway_class_name,
             listeners,
+            addresses: raw
+                .spec
+                .addresses
+                .into_iter()
+                .map(|a| a.value)
+                .filter(|v| !v.is_empty())
+                .collect(),
         })
     }
 }

@@ -146,8 +146,8 @@ pub(crate) async fn run(
             let current = statuses.borrow().clone();
             dirty = !write_all(&client, &cfg, &current.routes, &mut written).await;
             // The Gateway is read and written only when what weir says of it changed.
-            if let Some(gateway) = current
-                .gateway
+            let gateway = current.gateway.clone().map(with_pod_ip);
+            if let Some(gateway) = gateway
                 .as_ref()
                 .filter(|g| gateway_written.as_ref() != Some(g))
             {
@@ -327,4 +327,17 @@ async fn write_gateway(client: &kube::Client, cfg: &StatusConfig, report: &Gatew
             false
         }
     }
+}
+
+/// With no address configured nor asked for by the Gateway: the pod's own (`POD_IP`, from
+/// the Downward API), where a Service of type LoadBalancer or a node port leads.
+fn with_pod_ip(mut report: GatewayReport) -> GatewayReport {
+    if report.addresses.is_empty() {
+        if let Ok(ip) = std::env::var("POD_IP") {
+            if !ip.is_empty() {
+                report.addresses.push(ip);
+            }
+        }
+    }
+    report
 }
