@@ -506,16 +506,8 @@ fn deploy_rollout_wiring() {
 // ---------------------------------------------------------------------------------------------
 // RBAC, sidecar, ConfigMaps.
 
-#[test]
-fn deploy_rbac_is_namespaced_and_writes_only_httproute_status_and_its_lease() {
-    let objects = objects();
-    assert!(objects.iter().all(|(_, o)| kind(o) != "ClusterRole"));
-    let role = objects
-        .iter()
-        .find(|(_, o)| kind(o) == "Role")
-        .map(|(_, o)| o)
-        .unwrap();
-    // group/resource[:names] verb, for every grant.
+/// Every grant of a Role or ClusterRole, as `group/resource[:names] verb`.
+fn grants(role: &Value) -> BTreeSet<String> {
     let mut granted = BTreeSet::new();
     for rule in role["rules"].as_sequence().unwrap() {
         let names: Vec<&str> = rule["resourceNames"]
@@ -534,29 +526,47 @@ fn deploy_rbac_is_namespaced_and_writes_only_httproute_status_and_its_lease() {
             }
         }
     }
+    granted
+}
+
+fn reads(resources: &[&str]) -> BTreeSet<String> {
     let mut want = BTreeSet::new();
-    for read in [
+    for read in resources {
+        for verb in ["get", "list", "watch"] {
+            want.insert(format!("{read} {verb}"));
+        }
+    }
+    want
+}
+
+fn object_named<'o>(objects: &'o [(PathBuf, Value)], k: &str, n: &str) -> &'o Value {
+    objects
+        .iter()
+        .find(|(_, o)| kind(o) == k && name(o) == n)
+        .map(|(_, o)| o)
+        .unwrap_or_else(|| panic!("no {k} {n}"))
+}
+
+#[test]
+fn deploy_rbac_is_namespaced_and_writes_only_httproute_status_and_its_lease() {
+    let objects = objects();
+    // The sidecar's and the edge's: one namespace, a Role.
+    let role = object_named(&objects, "Role", "weir");
+    let mut want = reads(&[
         "argoproj.io/rollouts",
         "split.smi-spec.io/trafficsplits",
         "discovery.k8s.io/endpointslices",
         "/services",
         "gateway.networking.k8s.io/httproutes",
+        "gateway.networking.k8s.io/referencegrants",
         "coordination.k8s.io/leases",
-    ] {
-        for verb in ["get", "list", "watch"] {
-            want.insert(format!("{read} {verb}"));
-        }
-    }
+    ]);
     // The only writes: HTTPRoute status, creating the Lease, and updating that one Lease.
     want.insert("gateway.networking.k8s.io/httproutes/status update".to_string());
     want.insert("coordination.k8s.io/leases create".to_string());
     want.insert("coordination.k8s.io/leases:weir-httproute-status update".to_string());
-    assert_eq!(granted, want);
-    let binding = objects
-        .iter()
-        .find(|(_, o)| kind(o) == "RoleBinding")
-        .map(|(_, o)| o)
-        .unwrap();
+    assert_eq!(grants(role), want);
+    let binding = object_named(&objects, "RoleBinding", "weir");
     assert_eq!(binding["roleRef"]["kind"].as_str(), Some("Role"));
     assert_eq!(
         binding["subjects"][0]["kind"].as_str(),
@@ -564,10 +574,73 @@ fn deploy_rbac_is_namespaced_and_writes_only_httproute_status_and_its_lease() {
     );
 }
 
+/// An edge weir serving a Gateway reads cluster-wide what the Gateway's listeners may attach,
+/// and writes only statuses and its Gateway's Lease — named as weir names it by default.
+#[test]
+fn deploy_gateway_rbac_reads_what_a_gateway_attaches_and_writes_only_statuses() {
+    let objects = objects();
+    let cluster = object_named(&objects, "ClusterRole", "weir-gateway");
+    let mut want = reads(&[
+        "gateway.networking.k8s.io/gateways",
+        "gateway.networking.k8s.io/httproutes",
+        "gateway.networking.k8s.io/referencegrants",
+        "/services",
+        "discovery.k8s.io/endpointslices",
+        "/namespaces",
+    ]);
+    want.insert("gateway.networking.k8s.io/gateways/status update".to_string());
+    want.insert("gateway.networking.k8s.io/httproutes/status update".to_string());
+    assert_eq!(grants(cluster), want);
+    let config: Value = serde_yaml_ng::from_str(
+        &std::fs::read_to_string(Path::new(DEPLOY).join("gateway/weir.yaml")).unwrap(),
+    )
+    .unwrap();
+    let gateway = config["kube"]["http_routes"]["gateway"]["name"]
+        .as_str()
+        .unwrap();
+    let namespace = config["kube"]["namespace"].as_str().unwrap();
+    let role = object_named(&objects, "Role", "weir-gateway");
+    assert_eq!(role["metadata"]["namespace"].as_str(), Some(namespace));
+    let mut want = reads(&["coordination.k8s.io/leases"]);
+    want.insert("coordination.k8s.io/leases create".to_string());
+    want.insert(format!(
+        "coordination.k8s.io/leases:weir-gateway-{gateway} update"
+    ));
+    assert_eq!(grants(role), want);
+    // The Gateway it serves is in gateway.yaml, of the class naming weir's controller.
+    let gw = object_named(&objects, "Gateway", gateway);
+    assert_eq!(gw["metadata"]["namespace"].as_str(), Some(namespace));
+    let class = object_named(
+        &objects,
+        "GatewayClass",
+        gw["spec"]["gatewayClassName"].as_str().unwrap(),
+    );
+    assert_eq!(
+        class["spec"]["controllerName"],
+        config["kube"]["http_routes"]["controller_name"]
+    );
+    for (k, n) in [
+        ("ClusterRoleBinding", "weir-gateway"),
+        ("RoleBinding", "weir-gateway"),
+    ] {
+        let b = object_named(&objects, k, n);
+        assert_eq!(
+            b["subjects"][0]["name"].as_str(),
+            Some("weir-gateway"),
+            "{k}"
+        );
+        assert_eq!(
+            b["subjects"][0]["namespace"].as_str(),
+            Some(namespace),
+            "{k}"
+        );
+    }
+}
+
 /// The ConfigMaps carry the weir configs byte for byte, so checking the files checks them.
 #[test]
 fn deploy_configmaps_hold_the_weir_configs() {
-    for mode in ["sidecar", "edge"] {
+    for mode in ["sidecar", "edge", "gateway"] {
         let dir = Path::new(DEPLOY).join(mode);
         let config = std::fs::read_to_string(dir.join("weir.yaml")).unwrap();
         let cm = documents(&dir.join("configmap.yaml"))
@@ -585,7 +658,11 @@ fn deploy_configmaps_hold_the_weir_configs() {
 /// The weir configs load with weir's own loader (`weir check` on them is in the binary's tests).
 #[test]
 fn deploy_weir_configs_load() {
-    for rel_path in ["sidecar/weir.yaml", "rollout/weir-standalone.yaml"] {
+    for rel_path in [
+        "sidecar/weir.yaml",
+        "gateway/weir.yaml",
+        "rollout/weir-standalone.yaml",
+    ] {
         let path = Path::new(DEPLOY).join(rel_path);
         weir_control::config::load(&path).unwrap_or_else(|e| panic!("{rel_path}: {e}"));
     }
@@ -949,8 +1026,8 @@ fn deploy_weir_runs_this_versions_image_as_non_root_on_a_read_only_root() {
     let objects = objects_by_file();
     let containers = weir_containers(&objects);
     let whats: Vec<&str> = containers.iter().map(|(w, _, _)| w.as_str()).collect();
-    // The edge and the sidecar Deployments.
-    assert_eq!(containers.len(), 2, "{whats:?}");
+    // The edge, the Gateway's and the sidecar Deployments.
+    assert_eq!(containers.len(), 3, "{whats:?}");
     for (what, _, container) in &containers {
         assert_locked_down(what, container);
     }
