@@ -34,8 +34,9 @@ use crate::config::{HttpRouteParents, KubeSourceConfig, WatchedNamespaces, Weigh
 pub(crate) enum Change<T> {
     /// A (re-)list starts; the items up to `InitDone` replace the whole set.
     Init,
-    /// Added or modified; Err = the object could not be read (its last good version stays).
-    Apply(String, Result<T, String>),
+    /// Added or modified, with its uid; Err = the object could not be read (the last good
+    /// version of the same object — the same uid — stays).
+    Apply(String, Option<String>, Result<T, String>),
     Delete(String),
     InitDone,
     Error(String),
@@ -122,7 +123,9 @@ pub(crate) async fn watch_loop<K, T>(
         while let Some(event) = stream.next().await {
             let change = match event {
                 Ok(Event::Init) => Change::Init,
-                Ok(Event::InitApply(o)) | Ok(Event::Apply(o)) => Change::Apply(key(&o), parse(&o)),
+                Ok(Event::InitApply(o)) | Ok(Event::Apply(o)) => {
+                    Change::Apply(key(&o), o.uid(), parse(&o))
+                }
                 Ok(Event::Delete(o)) => Change::Delete(key(&o)),
                 Ok(Event::InitDone) => {
                     delay = initial;
@@ -173,6 +176,8 @@ struct Store<T> {
     error: Option<String>,
     /// Objects that failed to parse, with the error last logged for them.
     bad: BTreeMap<String, String>,
+    /// The uid of each object held (what a re-created object under the same name is not).
+    uids: BTreeMap<String, Option<String>>,
 }
 
 impl<T: Clone + PartialEq> Store<T> {
@@ -184,6 +189,7 @@ impl<T: Clone + PartialEq> Store<T> {
             synced_once: false,
             error: None,
             bad: BTreeMap::new(),
+            uids: BTreeMap::new(),
         }
     }
 
@@ -195,7 +201,8 @@ impl<T: Clone + PartialEq> Store<T> {
                 self.listing = Some(BTreeMap::new());
                 (false, vec![])
             }
-            Change::Apply(name, parsed) => {
+            Change::Apply(name, uid, parsed) => {
+                let same_object = self.uids.get(&name) == Some(&uid);
                 let item = match parsed {
                     Ok(item) => {
                         if self.bad.remove(&name).is_some() {
@@ -205,13 +212,31 @@ impl<T: Clone + PartialEq> Store<T> {
                     }
                     Err(error) => {
                         if self.bad.get(&name) != Some(&error) {
-                            tracing::warn!(kind = self.kind, %name, %error,
-                                "cannot read kube object; keeping its last good version");
+                            if same_object {
+                                tracing::warn!(kind = self.kind, %name, %error,
+                                    "cannot read kube object; keeping its last good version");
+                            } else {
+                                tracing::warn!(kind = self.kind, %name, %error,
+                                    "cannot read kube object; it has no good version to keep");
+                            }
                             self.bad.insert(name.clone(), error);
                         }
-                        self.items.get(&name).cloned()
+                        // Only the same object's last good version: one deleted and created
+                        // again under its name (seen as one change after a re-list) is another,
+                        // and nothing of the old one may stand for it.
+                        if same_object {
+                            self.items.get(&name).cloned()
+                        } else {
+                            self.uids.remove(&name);
+                            let gone = self.items.remove(&name).is_some();
+                            if let Some(listing) = &mut self.listing {
+                                listing.remove(&name);
+                            }
+                            return (gone && self.listing.is_none(), vec![]);
+                        }
                     }
                 };
+                self.uids.insert(name.clone(), uid);
                 let Some(item) = item else {
                     return (false, vec![]);
                 };
@@ -229,11 +254,13 @@ impl<T: Clone + PartialEq> Store<T> {
             }
             Change::Delete(name) => {
                 self.bad.remove(&name);
+                self.uids.remove(&name);
                 let gone: Vec<T> = self.items.remove(&name).into_iter().collect();
                 (!gone.is_empty(), gone)
             }
             Change::InitDone => {
                 let new = self.listing.take().unwrap_or_default();
+                self.uids.retain(|name, _| new.contains_key(name));
                 let gone: Vec<T> = self
                     .items
                     .iter()
@@ -755,4 +782,44 @@ pub(crate) fn spawn_watches(
         )));
     }
     tasks
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(store: &mut Store<u32>, uid: &str, parsed: Result<u32, &str>) -> bool {
+        let parsed = parsed.map_err(str::to_string);
+        store
+            .change(Change::Apply("ns/r".into(), Some(uid.into()), parsed))
+            .0
+    }
+
+    #[test]
+    fn a_bad_version_keeps_the_same_objects_last_good_one_only() {
+        let mut store = Store::new("HTTPRoute");
+        store.change(Change::Init);
+        apply(&mut store, "uid-1", Ok(1));
+        store.change(Change::InitDone);
+        assert_eq!(store.items.get("ns/r"), Some(&1));
+        // The same object, unreadable now: its last good version stays.
+        assert!(!apply(&mut store, "uid-1", Err("bad filter")));
+        assert_eq!(store.items.get("ns/r"), Some(&1));
+        // Deleted and created again under its name, unreadable, seen in one re-list: the old
+        // one's rules must not stand for it.
+        store.change(Change::Init);
+        apply(&mut store, "uid-2", Err("bad filter"));
+        store.change(Change::InitDone);
+        assert_eq!(store.items.get("ns/r"), None);
+        // Outside a list: the same, at once.
+        apply(&mut store, "uid-3", Ok(3));
+        assert_eq!(store.items.get("ns/r"), Some(&3));
+        assert!(apply(&mut store, "uid-4", Err("bad filter")));
+        assert_eq!(store.items.get("ns/r"), None);
+        // And after a delete, a bad re-creation has nothing to keep.
+        apply(&mut store, "uid-5", Ok(5));
+        store.change(Change::Delete("ns/r".into()));
+        apply(&mut store, "uid-5", Err("bad filter"));
+        assert_eq!(store.items.get("ns/r"), None);
+    }
 }
