@@ -20,7 +20,7 @@ use super::attach::{attach, names_gateway, Attached, Refused as NotAttached};
 use super::endpoints::resolve;
 use super::gateway_status::{self, GatewayReport};
 use super::gateway_view::GatewayView;
-use super::hostnames::{intersect, Hosts};
+use super::hostnames::Hosts;
 use super::httproute::{
     BackendRefView, FilterView, HeaderFilterView, HttpRouteView, MatchView, ObjectRef, ParentRef,
     RuleView, ValueView,
