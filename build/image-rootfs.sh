@@ -6,6 +6,7 @@
 #   /etc/ssl/certs/ca-certificates.crt   the CA bundle (upstream TLS, the Kubernetes API)
 #   /etc/passwd, /etc/group              root and the user weir runs as, weir (65532:65532)
 #   /etc/nsswitch.conf                   names from /etc/hosts before DNS (below)
+#   /tmp                                 empty, sticky and world-writable (below)
 # and nothing else: no shell, no package manager.
 #
 # Usage: build/image-rootfs.sh BINARY OUTDIR
@@ -83,5 +84,8 @@ group: files
 hosts: files dns
 EOF
 chmod 0644 "$out/etc/passwd" "$out/etc/group" "$out/etc/nsswitch.conf"
+# `weir demo` writes its manifests to the temp dir: with /tmp, `docker run weir:VERSION demo`
+# works. Deployed with a read-only root filesystem, weir writes nothing there.
+install -d -m 1777 "$out/tmp"
 
 echo "image-rootfs.sh: $out: $(du -sh "$out" | cut -f1), $(echo "$libraries" | wc -w) libraries"

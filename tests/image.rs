@@ -204,6 +204,13 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, std::fs::Metadata)>) {
         let path = entry.unwrap().path();
         let meta = std::fs::symlink_metadata(&path).unwrap();
         let rel = path.strip_prefix(root).unwrap().display().to_string();
+        if rel == "tmp" {
+            // The one writable place (for `weir demo`), empty and sticky as everywhere.
+            assert_eq!(meta.mode() & 0o7777, 0o1777, "/tmp");
+            let entries = std::fs::read_dir(&path).unwrap().count();
+            assert_eq!(entries, 0, "/tmp is not empty");
+            continue;
+        }
         // Nothing in the image belongs to weir's user or is writable by it: with the manifests'
         // read-only root filesystem on top, weir cannot change its own image.
         assert!(
@@ -227,6 +234,7 @@ async fn image_root_filesystem_holds_weir_alone_and_serves_a_request() {
     // What it holds, before this test writes a config into it.
     let mut files = Vec::new();
     walk(&rootfs, &rootfs, &mut files);
+    assert!(rootfs.join("tmp").is_dir(), "no /tmp");
     let names: BTreeSet<&str> = files.iter().map(|(rel, _)| rel.as_str()).collect();
     let expected = [
         "usr/local/bin/weir",
