@@ -5,8 +5,10 @@
 use crate::harness::roundtrip::{request, Expected};
 use crate::harness::{Suite, INFRA_NS, INFRA_V1};
 
-fn cases() -> Vec<Expected> {
-    let v1 = |e: Expected| e.backend(INFRA_V1, INFRA_NS);
+/// The cases, all answered by `backend` in `namespace` (the mesh profile's
+/// MeshHTTPRouteRequestHeaderModifier has the same ones, answered by echo-v1).
+pub fn cases(backend: &str, namespace: &str) -> Vec<Expected> {
+    let v1 = |e: Expected| e.backend(backend, namespace);
     vec![
         v1(request("/set")
             .header("Some-Other-Header", "val")
@@ -71,7 +73,7 @@ async fn httproute_request_header_modifier() {
         true,
     )
     .await;
-    suite.expect_all(&gw, cases()).await;
+    suite.expect_all(&gw, cases(INFRA_V1, INFRA_NS)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,5 +86,5 @@ async fn httproute_backend_request_header_modifier() {
         true,
     )
     .await;
-    suite.expect_all(&gw, cases()).await;
+    suite.expect_all(&gw, cases(INFRA_V1, INFRA_NS)).await;
 }

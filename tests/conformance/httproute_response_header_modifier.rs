@@ -4,17 +4,11 @@
 use crate::harness::roundtrip::{request, Expected};
 use crate::harness::{Suite, INFRA_NS, INFRA_V1};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn httproute_response_header_modifier() {
-    let (suite, gw) = Suite::same_namespace(
-        31,
-        "httproute-response-header-modifier.yaml",
-        "response-header-modifier",
-        true,
-    )
-    .await;
-    let v1 = |e: Expected| e.backend(INFRA_V1, INFRA_NS);
-    let cases = vec![
+/// The cases, all answered by `backend` in `namespace` (the mesh tests run them over
+/// echo-v1).
+pub fn cases(backend: &str, namespace: &str) -> Vec<Expected> {
+    let v1 = |e: Expected| e.backend(backend, namespace);
+    vec![
         v1(request("/set")
             .backend_sets("Some-Other-Header", "val")
             .response_header("Some-Other-Header", "val")
@@ -88,6 +82,17 @@ async fn httproute_response_header_modifier() {
             .response_header("X-Header-Echo", "echo")
             .response_absent("X-Header-Remove-1")
             .response_absent("X-Header-Remove-2")),
-    ];
-    suite.expect_all(&gw, cases).await;
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn httproute_response_header_modifier() {
+    let (suite, gw) = Suite::same_namespace(
+        31,
+        "httproute-response-header-modifier.yaml",
+        "response-header-modifier",
+        true,
+    )
+    .await;
+    suite.expect_all(&gw, cases(INFRA_V1, INFRA_NS)).await;
 }

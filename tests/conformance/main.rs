@@ -64,12 +64,16 @@
 //! | httproute-request-multiple-mirrors | Extended: RequestMultipleMirrors | not asked for |
 //! | httproute-retry, -retry-connection-error, -retry-with-timeouts | Extended: Retry… | not asked for |
 //! | httproute-timeout-backend-request | Extended: BackendTimeout | not asked for |
+//!
+//! The mesh profile (GAMMA), against a weir serving Services, is `mesh`: modelled on the
+//! upstream mesh tests, which are not among the fixtures (its docs say how).
 
 #[path = "../common/mod.rs"]
 mod common;
 #[path = "../../control/tests/common/fake_kube.rs"]
 mod fake_kube;
 mod harness;
+mod mesh;
 
 mod httproute_303_redirect;
 mod httproute_307_redirect;

@@ -20,8 +20,13 @@ const NODE: &str = "conformance-node-1";
 
 /// The documents of a fixture file, `{GATEWAY_CLASS_NAME}` replaced as the suite does.
 pub fn manifests(file: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(format!("{CONFORMANCE}/{file}"))
-        .unwrap_or_else(|e| panic!("{file}: {e}"))
+    manifests_in(CONFORMANCE, file)
+}
+
+/// The documents of `dir/file`, templated as [`manifests`] templates them.
+pub fn manifests_in(dir: &str, file: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(format!("{dir}/{file}"))
+        .unwrap_or_else(|e| panic!("{dir}/{file}: {e}"))
         .replace("{GATEWAY_CLASS_NAME}", GATEWAY_CLASS);
     serde_yaml_ng::Deserializer::from_str(&text)
         .map(|doc| serde::Deserialize::deserialize(doc).expect("yaml"))
@@ -38,9 +43,12 @@ pub fn gateway_class() -> Value {
     })
 }
 
-/// A Deployment this harness can run: the plain HTTP echo image. The TLS, gRPC and TCP echo
-/// servers (`TLS_SERVER_CERT`, `GRPC_ECHO_SERVER`, `TCP_ECHO_SERVER`) and CoreDNS are left out:
-/// no test transcribed here routes to them, so their Services get no endpoints.
+/// A Deployment this harness can run: the plain HTTP echo image, or the mesh profile's
+/// `echo-advanced` (which also serves TLS, gRPC and TCP on its other ports: this stand-in
+/// answers plain HTTP on every port, and no test here uses the others). The edge suite's TLS,
+/// gRPC and TCP echo servers (`TLS_SERVER_CERT`, `GRPC_ECHO_SERVER`, `TCP_ECHO_SERVER`) and
+/// CoreDNS are left out: no test transcribed here routes to them, so their Services get no
+/// endpoints.
 fn runnable(deployment: &Value) -> bool {
     let containers = deployment["spec"]["template"]["spec"]["containers"]
         .as_array()
@@ -49,7 +57,7 @@ fn runnable(deployment: &Value) -> bool {
     containers.iter().all(|c| {
         c["image"]
             .as_str()
-            .is_some_and(|i| i.contains("/echo-basic:"))
+            .is_some_and(|i| i.contains("/echo-basic:") || i.contains("/echo-advanced:"))
             && c["env"].as_array().is_none_or(|env| {
                 env.iter().all(|e| {
                     !matches!(

@@ -1,7 +1,7 @@
 //! One conformance test's world: the fake API server holding the suite's base manifests, the
 //! test's own manifests and the objects a cluster's controllers add (pods, EndpointSlices), the
-//! pods as loopback echo servers, and one weir per Gateway under test — each started with the
-//! kube source's config for an edge weir. The checks the Go tests call are in `status` (route
+//! pods as loopback echo servers, and the weirs under test — one per Gateway, started with the
+//! kube source's config for an edge weir, or (`crate::mesh`) sidecars serving Services. The checks the Go tests call are in `status` (route
 //! and Gateway status) and `roundtrip` (requests); the ones that combine both are here.
 
 pub mod cluster;
@@ -32,8 +32,20 @@ pub const INFRA_V3: &str = "infra-backend-v3";
 pub struct Suite {
     pub cluster: FakeCluster,
     pub pods: Vec<Pod>,
+    /// By label: the Gateway an edge weir serves, or what a mesh test calls its weir.
     weirs: BTreeMap<String, Weir>,
+    /// The Gateways served (none in the mesh profile).
+    gateways: Vec<String>,
     _server: FakeApiServer,
+}
+
+/// A weir to start: its label, the namespace its kubeconfig defaults to, its config file.
+pub struct WeirSpec {
+    pub label: String,
+    pub namespace: String,
+    pub config: String,
+    /// An edge weir, whose label is the name of the Gateway it serves.
+    pub gateway: bool,
 }
 
 /// The config of an edge weir serving the Gateway `name` of the infra namespace; the address
@@ -69,13 +81,32 @@ impl Suite {
     /// a weir started for each of `gateways`, then the test's `manifest` applied, as the suite
     /// applies a test's manifests to a cluster whose implementation is already running.
     pub async fn start(id: u8, manifest: &str, gateways: &[&str]) -> Arc<Suite> {
+        let weirs: Vec<WeirSpec> = gateways
+            .iter()
+            .map(|g| WeirSpec {
+                label: g.to_string(),
+                namespace: INFRA_NS.to_string(),
+                config: weir_config(g),
+                gateway: true,
+            })
+            .collect();
         let base = cluster::manifests("base_manifests.yaml");
-        let own = cluster::manifests(manifest);
-        let all: Vec<Value> = base.iter().chain(&own).cloned().collect();
+        Suite::start_world(id, &base, &cluster::manifests(manifest), &weirs).await
+    }
+
+    /// The world of any profile: `base` and the GatewayClass applied, the pods of `base` and
+    /// `own` running with their EndpointSlices, the `weirs` started, then `own` applied.
+    pub async fn start_world(
+        id: u8,
+        base: &[Value],
+        own: &[Value],
+        weirs: &[WeirSpec],
+    ) -> Arc<Suite> {
+        let all: Vec<Value> = base.iter().chain(own).cloned().collect();
         let pods = start_pods(&all, id).await;
         let cluster = FakeCluster::new();
         cluster.apply(cluster::gateway_class());
-        for object in &base {
+        for object in base {
             cluster.apply(object.clone());
         }
         for pod in &pods {
@@ -85,39 +116,45 @@ impl Suite {
             cluster.apply(slice);
         }
         let server = FakeApiServer::start(cluster.clone()).await;
-        let mut weirs = BTreeMap::new();
-        for gateway in gateways {
+        let mut started = BTreeMap::new();
+        for spec in weirs {
             let dir = common::temp_dir("conformance");
-            let kubeconfig = common::kubeconfig(&dir, &server.url(), INFRA_NS);
-            std::fs::write(dir.join("weir.yaml"), weir_config(gateway)).unwrap();
+            let kubeconfig = common::kubeconfig(&dir, &server.url(), &spec.namespace);
+            std::fs::write(dir.join("weir.yaml"), &spec.config).unwrap();
             let weir = Weir::start_env(
                 dir.clone(),
                 dir.join("weir.yaml"),
                 &[],
                 &[("KUBECONFIG", kubeconfig.to_str().unwrap())],
             );
-            weirs.insert(gateway.to_string(), weir);
+            started.insert(spec.label.clone(), weir);
         }
-        for object in &own {
+        for object in own {
             cluster.apply(object.clone());
         }
         Arc::new(Suite {
             cluster,
             pods,
-            weirs,
+            weirs: started,
+            gateways: weirs
+                .iter()
+                .filter(|w| w.gateway)
+                .map(|w| w.label.clone())
+                .collect(),
             _server: server,
         })
     }
 
-    pub fn weir(&self, gateway: &str) -> &Weir {
-        &self.weirs[gateway]
+    /// The weir labelled `label` (an edge weir's label is its Gateway's name).
+    pub fn weir(&self, label: &str) -> &Weir {
+        &self.weirs[label]
     }
 
     /// Every weir's log, for a failure's message.
     pub fn logs(&self) -> String {
         self.weirs
             .iter()
-            .map(|(g, w)| format!("--- weir serving {g}:\n{}", w.log()))
+            .map(|(g, w)| format!("--- weir {g}:\n{}", w.log()))
             .collect::<Vec<_>>()
             .join("\n")
     }
@@ -187,7 +224,7 @@ impl Suite {
     /// Gateways it serves Accepted and Programmed at their generation (the base manifests'
     /// other Gateways have no weir here), its pods ready (they are, once started).
     pub async fn namespaces_must_be_ready(&self) {
-        for gateway in self.weirs.keys() {
+        for gateway in &self.gateways {
             status::wait_object(
                 &self.cluster,
                 "Gateway",
