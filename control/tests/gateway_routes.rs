@@ -434,8 +434,8 @@ fn an_unresolved_backend_is_reported_and_its_share_goes_to_the_others() {
     assert_eq!(compiled.routes()[0].shares_bp(), [10_000]);
 }
 
-/// GAMMA, a weir serving the Service `shop`: a request no rule matches goes to the Service's
-/// own endpoints; a consumer route (in another namespace, its parentRef naming `shop` in the
+/// GAMMA, a weir serving the Service `shop`: a request for it goes to its own endpoints while
+/// no route attaches, and gets 404 when no rule of the routes attached matches; a consumer route (in another namespace, its parentRef naming `shop` in the
 /// Services' namespace) attaches; a route naming a Service weir does not serve does not.
 #[test]
 fn a_mesh_weir_falls_through_to_the_service_and_takes_consumer_routes() {
@@ -504,9 +504,15 @@ fn a_mesh_weir_falls_through_to_the_service_and_takes_consumer_routes() {
         find(b"/cart", &beta),
         Some(("client/beta-testers/0".into(), "shop-v2".into()))
     );
-    // No rule matches: the Service's own endpoints, as if weir were not there.
-    assert_eq!(
-        find(b"/cart", &none),
-        Some(("service/default/shop".into(), "shop".into()))
-    );
+    // No rule matches: routes attach to the Service, so theirs is all its routing (404).
+    assert_eq!(find(b"/cart", &none), None);
+    // No route attached: the Service's own endpoints, as if weir were not there.
+    let mut bare = obs.clone();
+    bare.http_routes.clear();
+    let (table, _) = translate(&cfg, &mesh, &bare);
+    let compiled = compile(&table);
+    let found = compiled
+        .find(Some(b"shop"), b"GET", b"/cart", &none)
+        .map(|r| (r.name.to_string(), r.backend(0).name.to_string()));
+    assert_eq!(found, Some(("service/default/shop".into(), "shop".into())));
 }

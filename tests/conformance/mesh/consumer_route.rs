@@ -4,10 +4,9 @@
 //! namespace's client does not. Here: the route attaches (weir's status entry, the request
 //! modified) when the sidecar watches the consumer namespace, and not at all when it does not.
 //!
-//! Two things of the upstream test weir does not do, each apart and ignored: it cannot tell a
-//! client's namespace (the producer client's case), and it allows the consumer route's
-//! backendRef to the producer's namespace only with a ReferenceGrant, which the upstream
-//! manifest does not have — so the passing test adds one.
+//! The upstream manifest as it is (no ReferenceGrant: a consumer route may send to its parent
+//! Service's namespace without one) and with a grant added both pass. What weir does not do,
+//! apart and ignored: it cannot tell a client's namespace (the producer client's case).
 
 use std::time::Duration;
 
@@ -42,7 +41,6 @@ async fn mesh_consumer_route() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: a consumer route's backendRef to the Service its parentRef names allowed without a ReferenceGrant, as the upstream manifest has none (weir: ResolvedRefs False, RefNotPermitted) (issue 47)"]
 async fn mesh_consumer_route_without_reference_grant() {
     let (suite, to) = super::start(78, &[ROUTE_MANIFEST], WATCHING_BOTH).await;
     status::route_must_be_accepted(&suite.cluster, ROUTE, 0).await;

@@ -43,7 +43,6 @@ async fn mesh_httproute_method_matching() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "weir bug: a request for a Service with routes attached that no rule matches is answered by the Service's endpoints (200), not 404: control/src/source/kube/gateway.rs service_fallbacks adds the catch-all even when routes name the Service; the mesh matching tests want 404 (issue 47)"]
 async fn mesh_httproute_method_matching_unmatched() {
     let (suite, to) = super::start(66, &[MANIFEST], serving(&[ECHO])).await;
     status::route_must_be_accepted(&suite.cluster, (MESH_NS, "method-matching"), 0).await;

@@ -39,14 +39,14 @@
 //! | MeshBasic | `basic` |
 //! | MeshHTTPRouteSimpleSameNamespace | `simple_same_namespace` (with the status weir writes) |
 //! | MeshHTTPRouteMatching | `matching` |
-//! | MeshHTTPRouteQueryParamMatching | `query_param_matching` (its 404 cases apart, ignored: weir answers them from the Service's endpoints) |
-//! | MeshHTTPRouteMethodMatching (modelled on the Gateway test) | `method_matching` (the same) |
+//! | MeshHTTPRouteQueryParamMatching | `query_param_matching` (and its 404 cases: `..._unmatched`) |
+//! | MeshHTTPRouteMethodMatching (modelled on the Gateway test) | `method_matching` (and `..._unmatched`) |
 //! | MeshHTTPRouteWeight | `weight` |
 //! | MeshHTTPRouteRequestHeaderModifier | `request_header_modifier` |
 //! | (ResponseHeaderModification over a Service: MeshFrontend's filter, the Gateway test's cases) | `response_header_modifier` |
 //! | MeshFrontend | `frontend` (its pod-IP case apart, ignored) |
 //! | MeshPorts | `ports` (ignored: parentRef port) |
-//! | MeshConsumerRoute | `consumer_route` (with a ReferenceGrant added; ignored apart: the upstream manifest as is, the producer client's case) |
+//! | MeshConsumerRoute | `consumer_route` (with a ReferenceGrant added, and the upstream manifest as is; ignored apart: the producer client's case) |
 //! | weir's own: two Services told apart by Host | `services_by_host` |
 //! | weir's own: no status for a Service not served | `status_other_service` |
 //! | MeshFrontendHostname, MeshTrafficSplit, redirects, rewrites, named rules, GRPCRoute | not transcribed |

@@ -146,6 +146,9 @@ pub fn translate(
     let mut seen_matches = BTreeSet::new();
     let mut rules_served = 0;
     let mut served_routes = 0;
+    // GAMMA: the Services some route attaches to (their own endpoints no longer serve what
+    // no rule matches: the route's presence replaces the Service's implicit routing).
+    let mut routed_services = BTreeSet::new();
     // Per listener, the routes attached to it (a route counts once however many refs).
     let mut per_listener: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
     for (route, parents) in &attached_routes {
@@ -167,7 +170,19 @@ pub fn translate(
             (1, Some(port)) => *port,
             _ => None,
         };
-        let (specs, conditions) = translate_route(cfg, obs, route, &mut out.warnings);
+        // A consumer route (GAMMA) may send to its parent Service's namespace without a grant:
+        // the route's parentRef already names it.
+        let parent_namespace = match &source.parents {
+            HttpRouteParents::Services(_) => Some(cfg.namespace.as_str()),
+            HttpRouteParents::Gateway { .. } => None,
+        };
+        let (specs, conditions) =
+            translate_route(cfg, obs, route, parent_namespace, &mut out.warnings);
+        if hosts != Hosts::Disjoint {
+            for (p, _) in parents.iter().filter(|(_, o)| o.is_ok()) {
+                routed_services.insert(p.name.clone());
+            }
+        }
         let filters_ok = conditions.iter().any(|c| c.kind == "Accepted" && c.status);
         // Served only when some parent took it and weir can carry out all of its filters.
         if filters_ok && hosts != Hosts::Disjoint {
@@ -255,7 +270,12 @@ pub fn translate(
         table.routes.push(base.clone());
     }
     if let HttpRouteParents::Services(services) = &source.parents {
-        for fallback in service_fallbacks(cfg, obs, services, &mut out.warnings) {
+        let unrouted: Vec<String> = services
+            .iter()
+            .filter(|s| !routed_services.contains(*s))
+            .cloned()
+            .collect();
+        for fallback in service_fallbacks(cfg, obs, &unrouted, services.len(), &mut out.warnings) {
             let mut hosts = fallback.hosts.clone();
             hosts.sort();
             let key = format!("{hosts:?}|{:?}", fallback.matches[0]);
@@ -282,13 +302,17 @@ fn service_hosts(namespace: &str, service: &str) -> Vec<String> {
     ]
 }
 
-/// In a mesh, a request for a served Service that no HTTPRoute rule matches goes to that
-/// Service's own endpoints, as if weir were not there: one catch-all route per Service, last
-/// in precedence (`PathPrefix /`, the youngest).
+/// In a mesh, a request for a served Service that no HTTPRoute attaches to goes to that
+/// Service's own endpoints, as if weir were not there: one catch-all route per such Service.
+/// (Once a route attaches, its rules replace the Service's implicit routing — GEP-1294's
+/// route presence — and a request none of them matches gets 404, as the mesh conformance
+/// tests expect.) `served` is how many Services this weir serves: with one, every request is
+/// for it.
 fn service_fallbacks(
     cfg: &KubeSourceConfig,
     obs: &Observed,
     services: &[String],
+    served: usize,
     warnings: &mut Vec<String>,
 ) -> Vec<RouteSpec> {
     let mut out = Vec::new();
@@ -303,7 +327,7 @@ fn service_fallbacks(
         }
         let mut spec = RouteSpec::new(format!("service/{}/{service}", cfg.namespace), backend);
         spec.backends[0].name = service.clone();
-        spec.hosts = match services.len() {
+        spec.hosts = match served {
             1 => Vec::new(),
             _ => service_hosts(&cfg.namespace, service),
         };
@@ -323,8 +347,15 @@ fn translate_route(
     cfg: &KubeSourceConfig,
     obs: &Observed,
     route: &HttpRouteView,
+    parent_namespace: Option<&str>,
     warnings: &mut Vec<String>,
 ) -> (Vec<RouteSpec>, Vec<Condition>) {
+    let ctx = RefContext {
+        cfg,
+        obs,
+        route,
+        parent_namespace,
+    };
     let id = format!("HTTPRoute {}/{}", route.namespace, route.name);
     let mut unsupported = Vec::new();
     let mut unresolved: Option<(&'static str, String)> = None;
@@ -360,7 +391,7 @@ fn translate_route(
 
         for (j, b) in rule.backend_refs.iter().enumerate() {
             let at = format!("rule {rule_id} backendRefs[{j}]");
-            match backend(cfg, obs, route, rule, b, &at, warnings) {
+            match backend(&ctx, rule, b, &at, warnings) {
                 Ok(Some(wb)) => {
                     let mut wb = wb;
                     // Two refs to one Service (on two ports): names stay unique.
@@ -397,7 +428,7 @@ fn translate_route(
                         filters: Vec::new(),
                     };
                     let at = format!("rule {rule_id} RequestMirror");
-                    match backend(cfg, obs, route, rule, &as_ref, &at, warnings) {
+                    match backend(&ctx, rule, &as_ref, &at, warnings) {
                         Ok(Some(wb)) => {
                             let to = match spec.backends.iter().find(|o| o.spec == wb.spec) {
                                 Some(existing) => existing.name.clone(),
@@ -479,15 +510,28 @@ enum Refused {
 
 /// A backendRef → a weighted backend; None when its Service has no ready endpoint (its share
 /// goes to the others, with a warning).
+/// What a backendRef is resolved against: the source, the cluster as seen, the route, and the
+/// namespace its parent makes reachable without a grant (a GAMMA parent Service's).
+struct RefContext<'a> {
+    cfg: &'a KubeSourceConfig,
+    obs: &'a Observed,
+    route: &'a HttpRouteView,
+    parent_namespace: Option<&'a str>,
+}
+
 fn backend(
-    cfg: &KubeSourceConfig,
-    obs: &Observed,
-    route: &HttpRouteView,
+    ctx: &RefContext<'_>,
     rule: &RuleView,
     b: &BackendRefView,
     at: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Option<WeightedBackend>, Refused> {
+    let RefContext {
+        cfg,
+        obs,
+        route,
+        parent_namespace,
+    } = *ctx;
     let object: &ObjectRef = &b.object;
     if !object.is_service() {
         return Err(Refused::Unresolved(
@@ -501,6 +545,7 @@ fn backend(
     }
     let namespace = object.namespace.as_deref().unwrap_or(&route.namespace);
     if namespace != route.namespace
+        && Some(namespace) != parent_namespace
         && !obs.grants.values().any(|g| {
             g.namespace == namespace && g.allows_route_to_service(&route.namespace, &object.name)
         })
