@@ -211,7 +211,13 @@ fn conformance_table(backend: SocketAddr) -> TableSpec {
             Some(Prefix("/prefix".into())),
         ),
         // httproute-rewrite-host (hostnames: rewrite.example)
-        rewriting("rewrite-host-one", "/one", backend, Some("one.example.org"), None),
+        rewriting(
+            "rewrite-host-one",
+            "/one",
+            backend,
+            Some("one.example.org"),
+            None,
+        ),
         rewriting("rewrite-host-any", "/", backend, Some("example.org"), None),
         rewriting(
             "rewrite-host-and-headers",

@@ -25,7 +25,7 @@ pub use fields::Fields;
 pub use handle::TableHandle;
 pub use route::Route;
 pub use split::{sticky_bucket, Split};
-pub use url_filters::{check_hostname, PathEdit, Redirect, Rewrite};
+pub use url_filters::{check_hostname, check_path_modifier, PathEdit, Redirect, Rewrite};
 
 pub(crate) use matcher::prefix_matches;
 

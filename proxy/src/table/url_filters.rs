@@ -144,63 +144,67 @@ fn path_edit(
     at: &str,
     errors: &mut TableErrors,
 ) -> Option<PathEdit> {
-    match modifier {
-        PathModifier::ReplaceFullPath(full) => {
-            let field = format!("{at}.replace_full_path");
-            if !full.starts_with('/') {
-                errors.push(field, format!("`{full}` must start with `/`"));
-                return None;
-            }
-            check_path(full)
-                .map_err(|msg| errors.push(field, msg))
-                .ok()?;
-            Some(PathEdit::Full(full.clone()))
-        }
+    if let Err((field, msg)) = check_path_modifier(modifier, matches) {
+        errors.push(format!("{at}{field}"), msg);
+        return None;
+    }
+    Some(match modifier {
+        PathModifier::ReplaceFullPath(full) => PathEdit::Full(full.clone()),
         PathModifier::ReplacePrefixMatch(with) => {
-            let field = format!("{at}.replace_prefix_match");
-            // Empty is allowed: the spec's own table strips the prefix with it.
-            if !with.is_empty() && !with.starts_with('/') {
-                errors.push(field, format!("`{with}` must be empty or start with `/`"));
-                return None;
-            }
-            check_path(with)
-                .map_err(|msg| errors.push(field, msg))
-                .ok()?;
-            // Only a prefix can be replaced: with an exact or regex match beside it, a request
-            // could arrive with no prefix to replace (the spec refuses such a rule too).
-            let mut prefixes = Vec::with_capacity(matches.len());
-            for m in matches {
-                match &m.path {
-                    PathMatch::Prefix(p) => prefixes.push(p.clone()),
-                    other => {
-                        let kind = match other {
-                            PathMatch::Exact(_) => "an exact",
-                            _ => "a regex",
-                        };
-                        errors.push(
-                            at.to_string(),
-                            format!(
-                                "replace_prefix_match needs every match of the route to be a \
-                                 path prefix, and `{}` is {kind} match",
-                                other.value()
-                            ),
-                        );
-                        return None;
-                    }
-                }
-            }
-            if prefixes.is_empty() {
-                errors.push(
-                    at.to_string(),
-                    "replace_prefix_match needs a path prefix match",
-                );
-                return None;
-            }
+            let mut prefixes: Vec<String> =
+                matches.iter().map(|m| m.path.value().to_string()).collect();
             prefixes.sort_by_key(|p| std::cmp::Reverse(p.len()));
-            Some(PathEdit::Prefix {
+            PathEdit::Prefix {
                 prefixes: prefixes.into_boxed_slice(),
                 with: with.trim_end_matches('/').to_string(),
-            })
+            }
+        }
+    })
+}
+
+/// Whether a path modifier can be carried out on a route with `matches`; Err holds the field
+/// under the modifier's path (`""` or `.replace_full_path`, ...) and why not. Public so that
+/// a source can refuse one object's filter by the same rule instead of failing a whole table.
+pub fn check_path_modifier(
+    modifier: &PathModifier,
+    matches: &[MatchSpec],
+) -> Result<(), (&'static str, String)> {
+    match modifier {
+        PathModifier::ReplaceFullPath(full) => {
+            let field = ".replace_full_path";
+            if !full.starts_with('/') {
+                return Err((field, format!("`{full}` must start with `/`")));
+            }
+            check_path(full).map_err(|msg| (field, msg))
+        }
+        PathModifier::ReplacePrefixMatch(with) => {
+            let field = ".replace_prefix_match";
+            // Empty is allowed: the spec's own table strips the prefix with it.
+            if !with.is_empty() && !with.starts_with('/') {
+                return Err((field, format!("`{with}` must be empty or start with `/`")));
+            }
+            check_path(with).map_err(|msg| (field, msg))?;
+            // Only a prefix can be replaced: with an exact or regex match beside it, a request
+            // could arrive with no prefix to replace (the spec refuses such a rule too).
+            if matches.is_empty() {
+                return Err(("", "replace_prefix_match needs a path prefix match".into()));
+            }
+            for m in matches {
+                let kind = match &m.path {
+                    PathMatch::Prefix(_) => continue,
+                    PathMatch::Exact(_) => "an exact",
+                    PathMatch::Regex(_) => "a regex",
+                };
+                return Err((
+                    "",
+                    format!(
+                        "replace_prefix_match needs every match of the route to be a path \
+                         prefix, and `{}` is {kind} match",
+                        m.path.value()
+                    ),
+                ));
+            }
+            Ok(())
         }
     }
 }

@@ -21,6 +21,7 @@
 //! `endpointslices.discovery.k8s.io`.
 
 mod endpoints;
+pub mod filters;
 pub mod gateway;
 pub mod httproute;
 pub mod lease;
