@@ -9,7 +9,7 @@ use http::Request;
 use http_body_util::Full;
 
 use common::backend::{self, Behaviour};
-use common::client::{collect, h2c, H1};
+use common::client::{collect, get_text, h2c, H1};
 use common::weir::Weir;
 
 fn config(upstream: std::net::SocketAddr) -> String {
@@ -90,4 +90,22 @@ async fn config_routes_redirect_and_rewrite() {
         "{metrics}"
     );
     assert_eq!(up.hits(), 2);
+
+    // /routes shows both as in force.
+    let (status, text) = get_text(weir.admin, "/routes").await;
+    assert_eq!(status, 200);
+    let routes: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let named = |name: &str| {
+        routes["routes"]
+            .as_array()
+            .and_then(|rs| rs.iter().find(|r| r["name"] == name).cloned())
+            .unwrap_or_else(|| panic!("{name} in {text}"))
+    };
+    let redirect = &named("to-https")["redirect"];
+    assert_eq!(
+        (redirect["scheme"].as_str(), redirect["status"].as_u64()),
+        (Some("https"), Some(301))
+    );
+    let rewrite = &named("api")["rewrite"];
+    assert_eq!(rewrite["path"]["replace_prefix_match"], "/v2");
 }

@@ -11,8 +11,6 @@ mod local;
 mod mirror;
 mod upgrade;
 mod url;
-#[cfg(test)]
-mod url_tests;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -274,8 +274,10 @@ mod tests {
 
     #[test]
     fn prefix_replacement_needs_only_prefix_matches() {
-        let mut exact = MatchSpec::default();
-        exact.path = PathMatch::Exact("/a".into());
+        let exact = MatchSpec {
+            path: PathMatch::Exact("/a".into()),
+            ..MatchSpec::default()
+        };
         let spec = RewriteSpec {
             hostname: None,
             path: Some(PathModifier::ReplacePrefixMatch("/b".into())),

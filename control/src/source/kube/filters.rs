@@ -196,8 +196,10 @@ mod tests {
 
     #[test]
     fn prefix_replacement_needs_prefix_matches() {
-        let mut exact = MatchSpec::default();
-        exact.path = PathMatch::Exact("/a".into());
+        let exact = MatchSpec {
+            path: PathMatch::Exact("/a".into()),
+            ..MatchSpec::default()
+        };
         let view = UrlRewriteView {
             hostname: None,
             path: modifier("ReplacePrefixMatch", None, Some("/b")),

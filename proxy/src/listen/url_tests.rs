@@ -12,8 +12,8 @@ use bytes::Bytes;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-use crate::listen::spec::LimitsSpec;
-use crate::listen::{serve, ConnectionLimit, Shutdown};
+use super::spec::LimitsSpec;
+use super::{serve, ConnectionLimit, Shutdown};
 use crate::plane::DataPlane;
 use crate::table_spec::{
     BackendSpec, HeaderEdits, MatchSpec, PathModifier, RedirectSpec, RewriteSpec, RouteSpec,
@@ -232,10 +232,9 @@ fn conformance_table(backend: SocketAddr) -> TableSpec {
         {
             let mut r = rewriting("redirect-wins", "/redirect-wins", backend, None, None);
             r.rewrite = None;
-            r.redirect = Some(RedirectSpec::found());
-            r.redirect
-                .as_mut()
-                .map(|x| x.hostname = host("example.org"));
+            let mut redirect = RedirectSpec::found();
+            redirect.hostname = host("example.org");
+            r.redirect = Some(redirect);
             r
         },
         // The listener-on-8080 routes of httproute-redirect-port-and-scheme, under a host
