@@ -700,3 +700,77 @@ async fn bad_values_are_refused_and_the_table_in_force_stays() {
         "the good table stays"
     );
 }
+
+/// An h2c upstream answering each request with its `:authority` and `:path` as the body.
+async fn h2_echo() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind h2 backend");
+    let addr = listener.local_addr().expect("h2 backend addr");
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::handshake(tcp).await else {
+                    return;
+                };
+                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                    let seen = format!(
+                        "authority={} path={}",
+                        req.uri().authority().map_or("", |a| a.as_str()),
+                        req.uri().path_and_query().map_or("", |p| p.as_str())
+                    );
+                    let response = http::Response::new(());
+                    if let Ok(mut send) = respond.send_response(response, false) {
+                        let _ = send.send_data(Bytes::from(seen), true);
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// An HTTP/2 upstream gets the rewritten host as `:authority`, from HTTP/1 and HTTP/2 clients.
+#[tokio::test]
+async fn rewrites_reach_an_http2_upstream() {
+    let upstream = h2_echo().await;
+    let mut route = rewriting(
+        "h2-up",
+        "/api",
+        upstream,
+        Some("internal.example"),
+        Some(PathModifier::ReplacePrefixMatch("/v2".into())),
+    );
+    if let Some(b) = route.backends.first_mut() {
+        b.spec.protocol = crate::table_spec::UpstreamProtocol::Http2;
+    }
+    let addr = weir(&TableSpec {
+        routes: vec![route],
+    })
+    .await;
+    let expected = "authority=internal.example path=/v2/users?id=7";
+
+    let response = h1(addr, "shop.example", "/api/users?id=7", "").await;
+    assert_eq!(status_of(&response), 200, "{response}");
+    assert!(response.contains(expected), "{response}");
+
+    let tcp = TcpStream::connect(addr).await.expect("connect");
+    let (mut client, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
+    tokio::spawn(connection);
+    let req = http::Request::get("http://shop.example/api/users?id=7")
+        .body(())
+        .expect("request");
+    let exchange = async {
+        let (response, _) = client.send_request(req, true).expect("send");
+        let mut body = response.await.expect("response").into_body();
+        let mut out = Vec::new();
+        while let Some(chunk) = body.data().await {
+            out.extend_from_slice(&chunk.expect("body"));
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    };
+    let seen = tokio::time::timeout(LIMIT, exchange)
+        .await
+        .expect("HTTP/2 exchange in time");
+    assert_eq!(seen, expected);
+}
