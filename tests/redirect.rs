@@ -109,3 +109,95 @@ async fn config_routes_redirect_and_rewrite() {
     let rewrite = &named("api")["rewrite"];
     assert_eq!(rewrite["path"]["replace_prefix_match"], "/v2");
 }
+
+/// The https-listener cases of httproute-redirect-port-and-scheme, on a TLS listener: the
+/// request's scheme is https, so with no scheme given the Location keeps it and 443 is left
+/// out; with `scheme: http` and no port, 80 is, and is left out too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_listener_redirects_by_the_spec_port_rules() {
+    use common::tls::TestPki;
+    use hyper::client::conn::{http1, http2};
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use rustls_pki_types::ServerName;
+    use tokio::net::TcpStream;
+
+    let pki = TestPki::new();
+    let dir = common::temp_dir("redirect-tls");
+    let (_, cert, key) = pki.write(&dir);
+    let redirect = |path: &str, fields: &str| {
+        format!(
+            "- name: r{}\n  match: {{path_prefix: {path}}}\n  redirect: {{hostname: example.org{fields}}}\n",
+            path.replace('/', "-")
+        )
+    };
+    let yaml = format!(
+        "listeners: [{{address: \"127.0.0.1:0\", tls: {{cert: \"{}\", key: \"{}\"}}}}]\n\
+         admin: {{address: \"127.0.0.1:0\"}}\nroutes:\n{}{}{}{}",
+        cert.display(),
+        key.display(),
+        redirect("/scheme-nil-and-port-nil", ""),
+        redirect("/scheme-nil-and-port-8443", ", port: 8443"),
+        redirect("/scheme-http-and-port-nil", ", scheme: http"),
+        redirect("/scheme-http-and-port-8080", ", scheme: http, port: 8080"),
+    );
+    std::fs::write(dir.join("weir.yaml"), yaml).expect("config");
+    let weir = Weir::start_with(dir.clone(), dir.join("weir.yaml"), &[]);
+    let cases = [
+        (
+            "/scheme-nil-and-port-nil",
+            "https://example.org/scheme-nil-and-port-nil",
+        ),
+        (
+            "/scheme-nil-and-port-8443",
+            "https://example.org:8443/scheme-nil-and-port-8443",
+        ),
+        (
+            "/scheme-http-and-port-nil",
+            "http://example.org/scheme-http-and-port-nil",
+        ),
+        (
+            "/scheme-http-and-port-8080",
+            "http://example.org:8080/scheme-http-and-port-8080",
+        ),
+    ];
+    let tls = |alpn: &'static [u8]| {
+        let connector = tokio_rustls::TlsConnector::from(pki.client_config(&[alpn]));
+        let addr = weir.addr;
+        async move {
+            let tcp = TcpStream::connect(addr).await.expect("connect");
+            let name = ServerName::try_from("localhost").expect("name");
+            connector.connect(name, tcp).await.expect("TLS handshake")
+        }
+    };
+
+    // HTTP/1.1 over TLS, Host as the conformance suite sends it (no port).
+    let (mut h1, conn) = http1::handshake(TokioIo::new(tls(b"http/1.1").await))
+        .await
+        .expect("h1 handshake");
+    tokio::spawn(conn);
+    for (path, location) in cases {
+        // Kept alive across redirects: the next request waits for the connection, not a new one.
+        h1.ready().await.expect("h1 connection kept open");
+        let r = collect(h1.send_request(get("example.org", path)).await.expect("h1"))
+            .await
+            .expect("h1 body");
+        assert_eq!(r.status, 302, "{path}");
+        assert_eq!(r.headers["location"], location, "{path}");
+    }
+
+    // HTTP/2 over TLS.
+    let (mut h2, conn) = http2::handshake(TokioExecutor::new(), TokioIo::new(tls(b"h2").await))
+        .await
+        .expect("h2 handshake");
+    tokio::spawn(conn);
+    for (path, location) in cases {
+        let req = Request::get(format!("https://example.org{path}"))
+            .body(Full::new(Bytes::new()))
+            .expect("request");
+        let r = collect(h2.send_request(req).await.expect("h2"))
+            .await
+            .expect("h2 body");
+        assert_eq!(r.status, 302, "{path}");
+        assert_eq!(r.headers["location"], location, "{path}");
+    }
+}
