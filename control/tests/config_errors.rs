@@ -323,3 +323,55 @@ fn http2_pool_settings_are_checked_and_only_for_http2() {
         "greater than zero",
     );
 }
+
+/// A route without `stable`, redirecting, around the given `redirect:` body.
+fn redirect_route(redirect: &str) -> String {
+    format!(
+        "listeners: [{{address: 0.0.0.0:8080}}]\nroutes:\n  - name: to-https\n    redirect: {redirect}\n"
+    )
+}
+
+#[test]
+fn redirect_values_outside_the_spec_are_refused_at_their_field() {
+    let found = errors(&redirect_route(
+        "{scheme: ftp, hostname: \"a b\", port: 0, status: 200}",
+    ));
+    find(&found, "routes[0].redirect.scheme", "http or https");
+    find(&found, "routes[0].redirect.hostname", "not a host name");
+    find(&found, "routes[0].redirect.port", "1..65535");
+    let status = find(
+        &found,
+        "routes[0].redirect.status",
+        "200 is not a redirect status",
+    );
+    assert_eq!(status.line, Some(4));
+
+    let found = errors(&redirect_route(
+        "{path: {replace_full_path: /a, replace_prefix_match: /b}}",
+    ));
+    find(&found, "routes[0].redirect.path", "exactly one of");
+    let found = errors(&redirect_route("{path: {replace_full_path: a}}"));
+    find(
+        &found,
+        "routes[0].redirect.path.replace_full_path",
+        "must start with `/`",
+    );
+    let found = errors(&redirect_route("{port: 70000}"));
+    find(&found, "routes[0].redirect.port", "invalid value");
+    let found = errors(&redirect_route("{status: 301, code: 2}"));
+    find(&found, "routes[0].redirect.code", "unknown field `code`");
+}
+
+#[test]
+fn rewrite_needs_a_backend_and_not_a_redirect() {
+    let found = errors(
+        "listeners: [{address: 0.0.0.0:8080}]\nroutes:\n  - name: api\n    rewrite: {hostname: internal.example}\n",
+    );
+    find(&found, "routes[0]", "missing field `stable`");
+    let found = errors(&with_route(
+        "    redirect: {scheme: https}\n    rewrite: {path: {replace_prefix_match: /v2}}\n",
+    ));
+    find(&found, "routes[0].rewrite", "use one of redirect, rewrite");
+    let found = errors(&with_route("    rewrite: {hostname: \"*.example\"}\n"));
+    find(&found, "routes[0].rewrite.hostname", "not a host name");
+}

@@ -279,3 +279,36 @@ routes:
         weir_proxy::table::spec::Http2PoolSpec::default()
     );
 }
+
+#[test]
+fn redirect_and_rewrite_routes_load() {
+    use weir_proxy::table::spec::{PathModifier, RedirectSpec, RewriteSpec};
+    let text = "
+listeners: [{address: 0.0.0.0:8080}]
+routes:
+  - name: to-https
+    redirect: {scheme: https, status: 301}
+  - name: api
+    match: {path_prefix: /api}
+    stable: {addresses: [127.0.0.1:9001]}
+    rewrite: {hostname: API.internal, path: {replace_prefix_match: /v2}}
+";
+    let config = config::from_str(text, Path::new("weir.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let redirect = &config.table.routes[0];
+    assert!(redirect.backends.is_empty(), "a redirect needs no backend");
+    assert_eq!(
+        redirect.redirect,
+        Some(RedirectSpec {
+            scheme: Some("https".into()),
+            status: 301,
+            ..RedirectSpec::found()
+        })
+    );
+    assert_eq!(
+        config.table.routes[1].rewrite,
+        Some(RewriteSpec {
+            hostname: Some("api.internal".into()),
+            path: Some(PathModifier::ReplacePrefixMatch("/v2".into())),
+        })
+    );
+}

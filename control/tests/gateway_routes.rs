@@ -155,6 +155,7 @@ fn every_fixture_httproute_is_read_and_served_or_refused_with_a_reason() {
     let mut files = 0;
     let mut served = 0;
     let mut refused = Vec::new();
+    let mut served_files = Vec::new();
     let mut not_ours = 0;
     for dir in ["examples", "argo-plugin"] {
         let mut paths: Vec<_> = std::fs::read_dir(format!("{FIXTURES}/{dir}"))
@@ -258,30 +259,50 @@ fn every_fixture_httproute_is_read_and_served_or_refused_with_a_reason() {
                     );
                 }
                 assert_eq!(table.routes.len(), route.rules.len(), "{}", path.display());
+                // Each rule's redirect and rewrite reach its route.
+                for (rule, spec) in route.rules.iter().zip(&table.routes) {
+                    let has = |f: fn(&FilterView) -> bool| rule.filters.iter().any(f);
+                    assert_eq!(
+                        spec.redirect.is_some(),
+                        has(|f| matches!(f, FilterView::RequestRedirect(_))),
+                        "{}: {}",
+                        path.display(),
+                        spec.name
+                    );
+                    assert_eq!(
+                        spec.rewrite.is_some(),
+                        has(|f| matches!(f, FilterView::UrlRewrite(_))),
+                        "{}: {}",
+                        path.display(),
+                        spec.name
+                    );
+                }
                 compile(&table);
+                served_files.push(path.file_name().unwrap().to_string_lossy().to_string());
                 served += 1;
             }
         }
     }
     // 57 example files hold HTTPRoutes besides Gateways, and the plugin's 16 examples one each.
-    // 66 HTTPRoutes in the two directories: 1 attached to a ServiceImport, 18 using CORS,
-    // redirects or rewrites, 47 served.
+    // 66 HTTPRoutes in the two directories: 1 attached to a ServiceImport, 5 using CORS,
+    // 60 served (redirects and rewrites among them).
     assert_eq!(files, 66, "HTTPRoutes read");
     assert_eq!(
         not_ours, 1,
         "only the multi-cluster ServiceImport parent is not weir's"
     );
-    assert_eq!(served, 47, "served; refused: {refused:?}");
-    assert_eq!(refused.len(), 18, "{refused:?}");
-    // Redirects, rewrites and CORS are not weir's: those examples are refused, each of them.
-    for expected in [
-        "standard_http-redirect.yaml",
-        "standard_http-rewrite.yaml",
-        "standard_http-cors_httproute-all-fields-set.yaml",
-    ] {
+    assert_eq!(served, 60, "served; refused: {refused:?}");
+    assert_eq!(refused.len(), 5, "{refused:?}");
+    // CORS is not weir's: those examples are refused, each of them; redirects and rewrites are
+    // served.
+    assert!(
+        refused.iter().all(|r| r.contains("-cors_")),
+        "only CORS is refused: {refused:?}"
+    );
+    for expected in ["standard_http-redirect.yaml", "standard_http-rewrite.yaml"] {
         assert!(
-            refused.iter().any(|r| r == expected),
-            "{expected}: {refused:?}"
+            served_files.iter().any(|r| r == expected),
+            "{expected}: {served_files:?}"
         );
     }
 }
@@ -515,4 +536,116 @@ fn a_mesh_weir_falls_through_to_the_service_and_takes_consumer_routes() {
         .find(Some(b"shop"), b"GET", b"/cart", &none)
         .map(|r| (r.name.to_string(), r.backend(0).name.to_string()));
     assert_eq!(found, Some(("service/default/shop".into(), "shop".into())));
+}
+
+fn translated(route: Value) -> (TableSpec, RouteStatus) {
+    let route = HttpRouteView::parse(&route).unwrap_or_else(|e| panic!("{e}"));
+    let parents = HttpRouteParents::Gateway {
+        name: "gw".into(),
+        namespace: None,
+        section_name: None,
+    };
+    let source = source(parents);
+    let obs = Observed {
+        slices: slices("default", &["infra-backend-v1"]),
+        http_routes: BTreeMap::from([(route.name.clone(), route.clone())]),
+        gateway: gateway_for(&source.parents),
+        ..Observed::default()
+    };
+    let (table, translated) = translate(&config(source.clone()), &source, &obs);
+    let status = translated.statuses.into_iter().next().expect("a status");
+    (table, status)
+}
+
+/// RequestRedirect and URLRewrite as the conformance manifests write them become the routes'
+/// redirect and rewrite; a redirect beside backendRefs wins; a value outside the spec makes the
+/// route not Accepted with UnsupportedValue.
+#[test]
+fn redirects_and_rewrites_are_translated_and_bad_values_refused() {
+    use weir_proxy::table::spec::{PathModifier, RedirectSpec, RewriteSpec};
+    let route = json!({
+        "metadata": {"name": "filters", "namespace": "default"},
+        "spec": {
+            "parentRefs": [{"name": "gw"}],
+            "rules": [
+                {"matches": [{"path": {"type": "PathPrefix", "value": "/original-prefix"}}],
+                 "filters": [{"type": "RequestRedirect", "requestRedirect": {
+                     "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/replacement-prefix"},
+                     "statusCode": 301, "scheme": "https", "hostname": "example.org", "port": 8443}}]},
+                {"matches": [{"path": {"type": "PathPrefix", "value": "/both"}}],
+                 "filters": [{"type": "RequestRedirect", "requestRedirect": {}}],
+                 "backendRefs": [{"name": "infra-backend-v1", "port": 8080}]},
+                {"matches": [{"path": {"type": "PathPrefix", "value": "/prefix/one"}}],
+                 "filters": [{"type": "URLRewrite", "urlRewrite": {
+                     "hostname": "one.example.org",
+                     "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/one"}}}],
+                 "backendRefs": [{"name": "infra-backend-v1", "port": 8080}]}
+            ]
+        }
+    });
+    let (table, status) = translated(route);
+    assert_eq!(
+        condition(&status, "Accepted"),
+        (true, "Accepted"),
+        "{status:?}"
+    );
+    assert_eq!(
+        table.routes[0].redirect,
+        Some(RedirectSpec {
+            scheme: Some("https".into()),
+            hostname: Some("example.org".into()),
+            port: Some(8443),
+            path: Some(PathModifier::ReplacePrefixMatch(
+                "/replacement-prefix".into()
+            )),
+            status: 301,
+            listener_port: None,
+        })
+    );
+    assert_eq!(table.routes[1].redirect, Some(RedirectSpec::found()));
+    assert_eq!(
+        table.routes[2].rewrite,
+        Some(RewriteSpec {
+            hostname: Some("one.example.org".into()),
+            path: Some(PathModifier::ReplacePrefixMatch("/one".into())),
+        })
+    );
+    let compiled = compile(&table);
+    assert!(!compiled.routes()[0].h1_passthrough);
+
+    for (filter, words) in [
+        (
+            json!({"type": "RequestRedirect", "requestRedirect": {"statusCode": 305}}),
+            "statusCode 305",
+        ),
+        (
+            json!({"type": "URLRewrite", "urlRewrite": {
+                "path": {"type": "ReplacePrefixMatch", "replacePrefixMatch": "/x"}}}),
+            "every match of the route to be a path prefix",
+        ),
+    ] {
+        let route = json!({
+            "metadata": {"name": "bad", "namespace": "default"},
+            "spec": {
+                "parentRefs": [{"name": "gw"}],
+                "rules": [{"matches": [{"path": {"type": "Exact", "value": "/exact"}}],
+                           "filters": [filter],
+                           "backendRefs": [{"name": "infra-backend-v1", "port": 8080}]}]
+            }
+        });
+        let (table, status) = translated(route);
+        assert_eq!(
+            condition(&status, "Accepted"),
+            (false, "UnsupportedValue"),
+            "{status:?}"
+        );
+        let message = &status
+            .conditions
+            .iter()
+            .find(|c| c.kind == "Accepted")
+            .expect("Accepted")
+            .message;
+        assert!(message.contains(words), "{words} in {message}");
+        assert!(table.routes.is_empty());
+    }
 }

@@ -43,9 +43,65 @@ pub struct RouteSpec {
     pub request_headers: HeaderEdits,
     /// Applied to every response of the route (HTTPRoute ResponseHeaderModifier on a rule).
     pub response_headers: HeaderEdits,
+    /// Answer every request with a redirect (HTTPRoute RequestRedirect): no backend is
+    /// contacted, so the route may have none.
+    pub redirect: Option<RedirectSpec>,
+    /// Change the host and path sent upstream (HTTPRoute URLRewrite).
+    pub rewrite: Option<RewriteSpec>,
     /// The object this route was made from, when it was made from one (an HTTPRoute):
     /// shown by /routes, so what a controller wrote can be checked against what is in force.
     pub origin: Option<Origin>,
+}
+
+/// A redirect's `Location`, by the Gateway API's rules (HTTPRequestRedirectFilter): each part
+/// not given is the request's own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RedirectSpec {
+    /// `http` or `https`; None = the request's.
+    pub scheme: Option<String>,
+    /// None = the request's host without its port.
+    pub hostname: Option<String>,
+    /// None = the scheme's well-known port when a scheme is given, else the listener's.
+    pub port: Option<u16>,
+    /// None = the request's path and query as they are.
+    pub path: Option<PathModifier>,
+    /// 301, 302, 303, 307 or 308 (the Gateway API's default is 302).
+    pub status: u16,
+    /// The port of the Gateway listener the route is served on; None (a config-file route) =
+    /// the port of the request's Host, if it has one.
+    pub listener_port: Option<u16>,
+}
+
+impl RedirectSpec {
+    /// A 302 to the same URL: each part is then changed by setting its field.
+    pub fn found() -> Self {
+        RedirectSpec {
+            scheme: None,
+            hostname: None,
+            port: None,
+            path: None,
+            status: 302,
+            listener_port: None,
+        }
+    }
+}
+
+/// What is changed in a request before it goes upstream (HTTPURLRewriteFilter).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RewriteSpec {
+    /// Replaces the Host (`:authority`) the upstream sees; X-Forwarded-Host keeps the client's.
+    pub hostname: Option<String>,
+    pub path: Option<PathModifier>,
+}
+
+/// How a redirect or a rewrite changes the path; the query is kept either way.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathModifier {
+    /// The whole path becomes this.
+    ReplaceFullPath(String),
+    /// The route's matched path prefix (whole segments) becomes this: `/foo/bar` matched by
+    /// `/foo` with `/xyz` becomes `/xyz/bar`. Only for a route whose matches are all prefixes.
+    ReplacePrefixMatch(String),
 }
 
 /// A Kubernetes object and the generation of it a route carries out.
@@ -71,6 +127,8 @@ impl RouteSpec {
             timeout: None,
             request_headers: HeaderEdits::default(),
             response_headers: HeaderEdits::default(),
+            redirect: None,
+            rewrite: None,
             origin: None,
         }
     }

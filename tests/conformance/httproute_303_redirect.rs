@@ -4,7 +4,6 @@ use crate::harness::roundtrip::{request, Redirect};
 use crate::harness::Suite;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: RequestRedirect, and the Gateway's status.addresses (issue 47)"]
 async fn httproute_303_redirect() {
     let (suite, gw) =
         Suite::same_namespace(21, "httproute-303-redirect.yaml", "303-redirect", true).await;

@@ -5,7 +5,6 @@ use crate::harness::roundtrip::{request, Redirect};
 use crate::harness::{Suite, INFRA_NS};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: RequestRedirect, and the Gateway's status.addresses (issue 47)"]
 async fn httproute_redirect_host_and_status() {
     let (suite, gw) = Suite::same_namespace(
         24,

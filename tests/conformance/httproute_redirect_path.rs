@@ -4,7 +4,6 @@ use crate::harness::roundtrip::{request, Redirect};
 use crate::harness::Suite;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: RequestRedirect, and the Gateway's status.addresses (issue 47)"]
 async fn httproute_redirect_path() {
     let (suite, gw) =
         Suite::same_namespace(25, "httproute-redirect-path.yaml", "redirect-path", true).await;

@@ -4,7 +4,6 @@ use crate::harness::roundtrip::request;
 use crate::harness::{Suite, INFRA_NS, INFRA_V1, INFRA_V2};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: URLRewrite, and the Gateway's status.addresses (issue 47)"]
 async fn httproute_rewrite_host() {
     let (suite, gw) =
         Suite::same_namespace(35, "httproute-rewrite-host.yaml", "rewrite-host", true).await;

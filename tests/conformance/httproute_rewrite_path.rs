@@ -4,7 +4,6 @@ use crate::harness::roundtrip::{request, Expected};
 use crate::harness::{Suite, INFRA_NS, INFRA_V1};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: URLRewrite, and the Gateway's status.addresses (issue 47)"]
 async fn httproute_rewrite_path() {
     let (suite, gw) =
         Suite::same_namespace(34, "httproute-rewrite-path.yaml", "rewrite-path", true).await;

@@ -209,13 +209,52 @@ pub struct RawRoute {
     #[serde(default, rename = "match")]
     pub matches: RawRouteMatch,
     pub timeout: Option<ConfigDuration>,
-    pub stable: RawBackend,
+    /// Required, save on a route that redirects (checked in `compile`).
+    pub stable: Option<RawBackend>,
     pub canary: Option<RawBackend>,
     pub canary_weight: Option<Percent>,
     #[serde(default)]
     pub header_routes: Vec<RawHeaderRoute>,
     pub sticky: Option<RawSticky>,
     pub mirror: Option<RawMirror>,
+    /// Answer with a redirect instead of forwarding (an edge's HTTP → HTTPS).
+    pub redirect: Option<RawRedirect>,
+    /// Change the host and path sent upstream.
+    pub rewrite: Option<RawRewrite>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a redirect: {scheme: http|https, hostname: NAME, port: N, path: {...}, status: 301|302|303|307|308}"
+)]
+pub struct RawRedirect {
+    pub scheme: Option<String>,
+    pub hostname: Option<String>,
+    pub port: Option<u16>,
+    pub path: Option<RawPathModifier>,
+    pub status: Option<u16>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a rewrite: {hostname: NAME, path: {...}}"
+)]
+pub struct RawRewrite {
+    pub hostname: Option<String>,
+    pub path: Option<RawPathModifier>,
+}
+
+/// Exactly one of the two must be set (checked in `compile`).
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a path: {replace_full_path: /PATH} or {replace_prefix_match: /PATH}"
+)]
+pub struct RawPathModifier {
+    pub replace_full_path: Option<String>,
+    pub replace_prefix_match: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -305,10 +305,27 @@ fn route_json(r: &RouteSpec) -> serde_json::Value {
             })).collect::<Vec<_>>(),
         })),
         "timeout_seconds": r.timeout.map(|t| t.as_secs_f64()),
+        "redirect": r.redirect.as_ref().map(|d| json!({
+            "scheme": d.scheme, "hostname": d.hostname, "port": d.port,
+            "path": d.path.as_ref().map(path_json), "status": d.status,
+            "listener_port": d.listener_port,
+        })),
+        "rewrite": r.rewrite.as_ref().map(|w| json!({
+            "hostname": w.hostname, "path": w.path.as_ref().map(path_json),
+        })),
         "origin": r.origin.as_ref().map(|o| json!({
             "kind": o.kind, "namespace": o.namespace, "name": o.name, "generation": o.generation,
         })),
     })
+}
+
+fn path_json(p: &crate::table_spec::PathModifier) -> serde_json::Value {
+    match p {
+        crate::table_spec::PathModifier::ReplaceFullPath(v) => json!({"replace_full_path": v}),
+        crate::table_spec::PathModifier::ReplacePrefixMatch(v) => {
+            json!({"replace_prefix_match": v})
+        }
+    }
 }
 
 fn value_json(v: &ValueMatch) -> serde_json::Value {

@@ -10,6 +10,7 @@ mod headers;
 mod local;
 mod mirror;
 mod upgrade;
+mod url;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -57,7 +58,8 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
     resp
 }
 
-/// The phases before the first wait — match, choose, rewrite, mirror — or weir's own answer.
+/// The phases before the first wait — match, redirect, choose, rewrite, mirror — or weir's own
+/// answer.
 /// A plain function, not part of `handle`'s future: the request's parts, moved from one local
 /// to the next here, would each keep room in that future for the request's whole life (it
 /// was 3,192 bytes, a quarter of it these locals), and every request's future is copied into
@@ -89,6 +91,19 @@ fn prepare<'t>(
         ));
     };
 
+    // Redirect: answered here, no backend chosen or recorded against.
+    if let Some(redirect) = &route.redirect {
+        let request = pipeline::url::RequestUrl {
+            tls: client.tls,
+            host: host.as_ref().and_then(|h| h.to_str().ok()),
+            target: std::str::from_utf8(target).unwrap_or("/"),
+        };
+        return Prepared::Answered(
+            url::redirect_response(route, redirect, request)
+                .unwrap_or_else(|cause| local_response(StatusCode::BAD_REQUEST, cause)),
+        );
+    }
+
     // Choose.
     let Some(exchange) = Exchange::choose(route, req.headers()) else {
         let (status, cause) = pipeline::NO_WEIGHT;
@@ -102,6 +117,11 @@ fn prepare<'t>(
     let wants_trailers = headers::strip_hop_by_hop(&mut parts.headers, upgrade);
     headers::add_forwarded(&mut parts.headers, client, host);
     route.request_edits.apply(&mut parts.headers);
+    if let Some(rewrite) = &route.rewrite {
+        if let Err(cause) = url::rewrite(&mut parts, rewrite) {
+            return Prepared::Answered(local_response(StatusCode::BAD_REQUEST, cause));
+        }
+    }
 
     // Mirror: a copy to canary that never delays or changes the client's answer (never for
     // an upgrade: a tunnel cannot be copied).
@@ -145,7 +165,7 @@ fn prepare<'t>(
 enum Prepared<'t> {
     /// To an upstream: the request's context, its leg, and the client's side of an upgrade.
     Forward(Exchange<'t>, HyperLeg, Option<OnUpgrade>),
-    /// Weir's own answer (no route, no weight, a malformed host).
+    /// Weir's own answer (no route, no weight, a malformed host, a redirect).
     Answered(Response<ResponseBody>),
 }
 

@@ -9,6 +9,10 @@ mod park;
 mod server;
 pub mod spec;
 mod tls;
+// Redirects and rewrites end to end: here, as the listener's test, since `forward` may not
+// import `listen` (which imports it).
+#[cfg(test)]
+mod url_tests;
 
 pub use limit::ConnectionLimit;
 pub use server::{bind, serve, Shutdown};

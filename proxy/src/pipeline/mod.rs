@@ -5,24 +5,32 @@
 //!
 //! 1. **match** — [`match_route`]: host, method, target and fields to a route of the table in
 //!    force, by Gateway API precedence;
-//! 2. **choose** — [`Exchange::choose`]: header route, then sticky bucket, then the weighted
+//! 2. **redirect** — a route with a redirect (Gateway API RequestRedirect) answers here with
+//!    its status and the `Location` of [`url::location`]: no backend is chosen, contacted or
+//!    recorded against. The hyper engine's alone: such a route is never forwarded as bytes
+//!    (`Route::h1_passthrough`);
+//! 3. **choose** — [`Exchange::choose`]: header route, then sticky bucket, then the weighted
 //!    split over the route's backends (none with weight: [`NO_WEIGHT`], 500);
-//! 3. **mirror** — the hyper engine's (`Route::mirror_to` decides); a route that mirrors is
-//!    never forwarded as bytes (`Route::h1_passthrough`), so the rule lives in one engine;
 //! 4. **rewrite headers** — by the one classification in `crate::field`: hop-by-hop fields
 //!    go, X-Forwarded-For is appended to, X-Forwarded-Proto and -Host state what weir saw;
 //!    a route's header edits (request, response, per backend) are the hyper engine's, for
-//!    the same reason as mirrors;
-//! 5. **connect with the fallback**, 6. **send with the timeout** — [`forward`], over the
+//!    the same reason as redirects; so is its URL rewrite (URLRewrite: the path by
+//!    [`url::edited`], the Host or `:authority` replaced after X-Forwarded-Host took the
+//!    client's);
+//! 5. **mirror** — the hyper engine's (`Route::mirror_to` decides), of the request as
+//!    rewritten; a route that mirrors is never forwarded as bytes either, so the rule lives
+//!    in one engine;
+//! 6. **connect with the fallback**, 7. **send with the timeout** — [`forward`], over the
 //!    engine's [`Transport`]: a connect failure goes to another backend once, a stale pooled
 //!    connection is replaced, the route's deadline covers it all;
-//! 7. **record** — every attempt against the backend it went to ([`Exchange::record`]);
+//! 8. **record** — every attempt against the backend it went to ([`Exchange::record`]);
 //!    a failure answered in the same words by both engines ([`Failure`]).
 //!
 //! The only shared state a request touches is one load of the routing table.
 
 mod exchange;
 mod transport;
+pub mod url;
 
 use std::net::IpAddr;
 use std::sync::Arc;

@@ -13,6 +13,7 @@ use super::hosts::HostIndex;
 use super::matcher::{HeaderMatcher, Match, ValueMatcher};
 use super::route::{HeaderRoute, Mirror, MirrorRule, Route, Sticky};
 use super::split::{Rotation, Split};
+use super::url_filters;
 use super::RouteTable;
 use crate::stats::{LiveStats, Metrics};
 use crate::table_spec::{
@@ -93,7 +94,7 @@ impl Compiler {
         }
 
         // No backend (an HTTPRoute rule without backendRefs) is allowed: like all-zero
-        // weights, the route answers 500.
+        // weights, the route answers 500 — unless it redirects, and never needs one.
         let mut names = HashSet::new();
         let mut backends = Vec::with_capacity(rs.backends.len());
         for (j, b) in rs.backends.iter().enumerate() {
@@ -216,12 +217,25 @@ impl Compiler {
             errors,
         );
 
+        let redirect = rs
+            .redirect
+            .as_ref()
+            .and_then(|r| url_filters::redirect(r, &rs.matches, path, errors));
+        let rewrite = rs
+            .rewrite
+            .as_ref()
+            .and_then(|r| url_filters::rewrite(r, &rs.matches, path, errors));
+
         if errors.0.len() > before {
             return None;
         }
         let weights: Vec<u32> = rs.backends.iter().map(|b| b.weight).collect();
         let split = Split::new(&weights);
+        // Redirects and rewrites are carried out by the hyper engine alone, as mirrors and
+        // header edits are: the byte engine never needs to know of them.
         let h1_passthrough = mirror.is_none()
+            && redirect.is_none()
+            && rewrite.is_none()
             && request_edits.is_empty()
             && response_edits.is_empty()
             && backends.iter().all(|b| b.response_edits.is_empty())
@@ -244,6 +258,8 @@ impl Compiler {
             timeout: rs.timeout,
             request_edits,
             response_edits,
+            redirect,
+            rewrite,
         })
     }
 

@@ -175,20 +175,22 @@ impl PathMatcher {
     /// `target` may still carry its query: it is cut off here.
     fn matches(&self, target: &[u8]) -> bool {
         match self {
-            // Segment-aware: `/api` matches `/api`, `/api/x` and `/api?q`, not `/apix`. A
-            // prefix has no `?` (compilation refuses one), so it can only match the path.
-            PathMatcher::Prefix(p) => {
-                let p = p.as_bytes();
-                target.starts_with(p)
-                    && (p.ends_with(b"/")
-                        || matches!(target.get(p.len()), None | Some(b'/' | b'?')))
-            }
+            PathMatcher::Prefix(p) => prefix_matches(p.as_bytes(), target),
             PathMatcher::Exact(p) => path_of(target) == p.as_bytes(),
             PathMatcher::Regex(re, _) => {
                 std::str::from_utf8(path_of(target)).is_ok_and(|path| re.is_match(path))
             }
         }
     }
+}
+
+/// Segment-aware: `/api` matches `/api`, `/api/x` and `/api?q`, not `/apix`. A prefix has no
+/// `?` (compilation refuses one), so it can only match the path. One rule for matching and for
+/// a redirect's or rewrite's ReplacePrefixMatch, which must find the same prefix.
+#[inline]
+pub(crate) fn prefix_matches(prefix: &[u8], target: &[u8]) -> bool {
+    target.starts_with(prefix)
+        && (prefix.ends_with(b"/") || matches!(target.get(prefix.len()), None | Some(b'/' | b'?')))
 }
 
 fn path_of(target: &[u8]) -> &[u8] {

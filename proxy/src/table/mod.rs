@@ -13,6 +13,7 @@ mod route;
 /// settings without importing the table that imports it).
 pub use crate::table_spec as spec;
 mod split;
+mod url_filters;
 
 use std::sync::Arc;
 
@@ -24,6 +25,9 @@ pub use fields::Fields;
 pub use handle::TableHandle;
 pub use route::Route;
 pub use split::{sticky_bucket, Split};
+pub use url_filters::{check_hostname, check_path_modifier, PathEdit, Redirect, Rewrite};
+
+pub(crate) use matcher::prefix_matches;
 
 use crate::authority::host_bytes;
 use hosts::HostIndex;

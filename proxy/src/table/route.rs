@@ -11,6 +11,7 @@ use super::edits::Edits;
 use super::fields::Fields;
 use super::matcher::{all_match, HeaderMatcher, Match, ValueMatcher};
 use super::split::{sticky_bucket, Rotation, Split};
+use super::url_filters::{Redirect, Rewrite};
 use crate::table_spec::RouteSpec;
 
 pub struct HeaderRoute {
@@ -62,8 +63,8 @@ pub struct Route {
     pub(super) split: Split,
     /// Each backend's buckets of 10000, by index (from `split`).
     pub(super) shares: Vec<u16>,
-    /// Every endpoint speaks HTTP/1, nothing is mirrored and no header is edited: an HTTP/1
-    /// request may be forwarded as bytes (`crate::h1`).
+    /// Every endpoint speaks HTTP/1, nothing is mirrored, redirected or rewritten and no header
+    /// is edited: an HTTP/1 request may be forwarded as bytes (`crate::h1`).
     pub h1_passthrough: bool,
     pub(super) rotation: Rotation,
     pub(super) header_routes: Vec<HeaderRoute>,
@@ -72,6 +73,10 @@ pub struct Route {
     pub timeout: Option<Duration>,
     pub request_edits: Edits,
     pub response_edits: Edits,
+    /// Some: every request is answered with this redirect, no backend contacted.
+    pub redirect: Option<Redirect>,
+    /// Some: the host and path sent upstream are changed.
+    pub rewrite: Option<Rewrite>,
 }
 
 impl Route {

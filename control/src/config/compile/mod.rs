@@ -9,6 +9,7 @@ mod kube;
 mod listener;
 mod rollout;
 mod route;
+mod url_filters;
 
 use std::path::Path;
 

@@ -1,14 +1,16 @@
-//! Routes: match rules, backends, weight, header routes, stickiness and mirroring.
+//! Routes: match rules, backends, weight, header routes, stickiness, mirroring, redirects and
+//! rewrites.
 
 use std::collections::HashMap;
 
 use weir_proxy::table::spec::{
-    HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec, PathMatch, RouteSpec, StickySpec,
-    Target, ValueMatch, CANARY,
+    BackendSpec, HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec, PathMatch, RouteSpec,
+    StickySpec, Target, ValueMatch, CANARY,
 };
 
 use super::backend::{backend, UpstreamDefaults};
 use super::header::header_matches;
+use super::url_filters;
 use crate::config::check::Checker;
 use crate::config::model::{
     RawHeaderRoute, RawMirror, RawRoute, RawSticky, RawTarget, RawUpstreamDefaults,
@@ -60,8 +62,24 @@ fn compile_route(
     check: &mut Checker,
 ) -> RouteSpec {
     check.name(&format!("{path}.name"), &raw.name);
-    let stable = backend(&raw.stable, defaults, &format!("{path}.stable"), check);
-    let mut spec = RouteSpec::new(raw.name.clone(), stable);
+    let mut spec = match &raw.stable {
+        Some(stable) => {
+            let stable = backend(stable, defaults, &format!("{path}.stable"), check);
+            RouteSpec::new(raw.name.clone(), stable)
+        }
+        None => {
+            // A redirect answers by itself: it needs no backend.
+            if raw.redirect.is_none() {
+                check.report(
+                    path,
+                    "missing field `stable` (only a route with `redirect` may leave it out)",
+                );
+            }
+            let mut spec = RouteSpec::new(raw.name.clone(), BackendSpec::new::<String>([]));
+            spec.backends.clear();
+            spec
+        }
+    };
 
     spec.hosts = hosts(&raw.matches.hosts, &format!("{path}.match.hosts"), check);
     let mut matched = MatchSpec::default();
@@ -116,6 +134,20 @@ fn compile_route(
         .mirror
         .as_ref()
         .map(|m| mirror(m, has_canary, &format!("{path}.mirror"), check));
+    if raw.redirect.is_some() && raw.rewrite.is_some() {
+        check.report(
+            format!("{path}.rewrite"),
+            "a route that redirects forwards nothing to rewrite: use one of redirect, rewrite",
+        );
+    }
+    spec.redirect = raw
+        .redirect
+        .as_ref()
+        .map(|r| url_filters::redirect(r, &spec.matches, &format!("{path}.redirect"), check));
+    spec.rewrite = raw
+        .rewrite
+        .as_ref()
+        .map(|r| url_filters::rewrite(r, &spec.matches, &format!("{path}.rewrite"), check));
     spec
 }
 

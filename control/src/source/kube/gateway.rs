@@ -192,7 +192,11 @@ pub fn translate(
                     Hosts::Only(h) => h.clone(),
                     _ => Vec::new(),
                 };
-                let _ = listener_port;
+                // A redirect with neither port nor scheme keeps the listener's port (the
+                // Gateway's, which the request's Host need not carry).
+                if let Some(redirect) = &mut spec.redirect {
+                    redirect.listener_port = listener_port;
+                }
                 rules_served += 1;
                 out.routes.push(spec);
             }
@@ -459,6 +463,18 @@ fn translate_route(
                 FilterView::RequestMirror(_) => unsupported.push(format!(
                     "rule {rule_id}: more than one RequestMirror (weir copies to one backend)"
                 )),
+                // The redirect wins over backendRefs (CEL refuses a rule with both): the route
+                // answers it and contacts no backend.
+                FilterView::RequestRedirect(r) => {
+                    match super::filters::redirect(r, &spec.matches) {
+                        Ok(redirect) => spec.redirect = Some(redirect),
+                        Err(e) => unsupported.push(format!("rule {rule_id}: {e}")),
+                    }
+                }
+                FilterView::UrlRewrite(r) => match super::filters::rewrite(r, &spec.matches) {
+                    Ok(rewrite) => spec.rewrite = Some(rewrite),
+                    Err(e) => unsupported.push(format!("rule {rule_id}: {e}")),
+                },
                 FilterView::Unsupported(kind) => unsupported.push(format!(
                     "rule {rule_id}: filter {kind} is not supported by weir"
                 )),
@@ -570,6 +586,11 @@ fn backend(
             FilterView::RequestMirror(_) => {
                 return Err(Refused::Unsupported(format!(
                     "{at}: a backendRef's RequestMirror is not supported by weir"
+                )))
+            }
+            FilterView::RequestRedirect(_) | FilterView::UrlRewrite(_) => {
+                return Err(Refused::Unsupported(format!(
+                    "{at}: a backendRef's RequestRedirect or URLRewrite is not supported by weir"
                 )))
             }
             FilterView::Unsupported(kind) => {

@@ -1,7 +1,8 @@
 //! What weir reads of a Gateway API `HTTPRoute` (`gateway.networking.k8s.io` v1, and v1beta1,
 //! which has the same shape): a typed view, parsed from the JSON the API server sends. Fields
 //! weir does not act on are ignored here; filters it cannot carry out are kept by name, so the
-//! translation can refuse their rule instead of silently dropping them.
+//! translation can refuse their rule instead of silently dropping them. (The filters it does
+//! carry out are mapped to the table's specs in `filters.rs`.)
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -125,8 +126,43 @@ pub enum FilterView {
     RequestHeaderModifier(HeaderFilterView),
     ResponseHeaderModifier(HeaderFilterView),
     RequestMirror(MirrorView),
-    /// Any other type (URLRewrite, RequestRedirect, CORS, ExtensionRef, ...), by its name.
+    RequestRedirect(RedirectView),
+    UrlRewrite(UrlRewriteView),
+    /// Any other type (CORS, ExtensionRef, ...), by its name.
     Unsupported(String),
+}
+
+/// `requestRedirect`. Numbers are read wide and strings as written, so that a value out of
+/// the spec's range is refused by the translation (`filters.rs`, UnsupportedValue) with the
+/// route's other rules intact, rather than failing the whole object's parse.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct RedirectView {
+    pub scheme: Option<String>,
+    pub hostname: Option<String>,
+    pub path: Option<PathModifierView>,
+    pub port: Option<i64>,
+    /// Default 302.
+    pub status_code: Option<i64>,
+}
+
+/// `urlRewrite`.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct UrlRewriteView {
+    pub hostname: Option<String>,
+    pub path: Option<PathModifierView>,
+}
+
+/// `HTTPPathModifier`: `type` says which of the two values applies.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PathModifierView {
+    /// `ReplaceFullPath` or `ReplacePrefixMatch`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub replace_full_path: Option<String>,
+    pub replace_prefix_match: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]
@@ -317,13 +353,22 @@ fn filters(raw: &[Value], at: &str) -> Result<Vec<FilterView>, String> {
                 .get(key)
                 .cloned()
                 .unwrap_or_else(|| Value::Object(Default::default()));
+            let at = |e: serde_path_to_error::Error<serde_json::Error>| {
+                format!("{here}.{key}.{}: {}", e.path(), e.inner())
+            };
             match kind {
                 "RequestMirror" => serde_path_to_error::deserialize(value)
                     .map(FilterView::RequestMirror)
-                    .map_err(|e| format!("{here}.{key}.{}: {}", e.path(), e.inner())),
+                    .map_err(at),
+                "RequestRedirect" => serde_path_to_error::deserialize(value)
+                    .map(FilterView::RequestRedirect)
+                    .map_err(at),
+                "URLRewrite" => serde_path_to_error::deserialize(value)
+                    .map(FilterView::UrlRewrite)
+                    .map_err(at),
                 _ => {
-                    let h: HeaderFilterView = serde_path_to_error::deserialize(value)
-                        .map_err(|e| format!("{here}.{key}.{}: {}", e.path(), e.inner()))?;
+                    let h: HeaderFilterView =
+                        serde_path_to_error::deserialize(value).map_err(at)?;
                     Ok(if kind == "RequestHeaderModifier" {
                         FilterView::RequestHeaderModifier(h)
                     } else {
@@ -336,6 +381,8 @@ fn filters(raw: &[Value], at: &str) -> Result<Vec<FilterView>, String> {
             "RequestHeaderModifier" => read("requestHeaderModifier")?,
             "ResponseHeaderModifier" => read("responseHeaderModifier")?,
             "RequestMirror" => read("requestMirror")?,
+            "RequestRedirect" => read("requestRedirect")?,
+            "URLRewrite" => read("urlRewrite")?,
             "" => return Err(format!("{here}.type: missing")),
             other => FilterView::Unsupported(other.to_string()),
         });

@@ -22,6 +22,7 @@
 
 mod attach;
 mod endpoints;
+pub mod filters;
 pub mod gateway;
 pub mod gateway_status;
 pub mod gateway_view;
