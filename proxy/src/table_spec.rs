@@ -256,6 +256,9 @@ pub struct WeightedBackend {
     /// Applied to responses from this backend only (an HTTPRoute backendRef's filter: how
     /// Flagger sets its session-affinity cookie).
     pub response_headers: HeaderEdits,
+    /// Applied to requests sent to this backend only, after the route's (an HTTPRoute
+    /// backendRef's RequestHeaderModifier).
+    pub request_headers: HeaderEdits,
 }
 
 impl WeightedBackend {
@@ -265,6 +268,7 @@ impl WeightedBackend {
             weight,
             spec,
             response_headers: HeaderEdits::default(),
+            request_headers: HeaderEdits::default(),
         }
     }
 }

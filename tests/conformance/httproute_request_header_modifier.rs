@@ -77,7 +77,6 @@ async fn httproute_request_header_modifier() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: RequestHeaderModifier on a backendRef (weir refuses it with UnsupportedValue) (issue 47)"]
 async fn httproute_backend_request_header_modifier() {
     let (suite, gw) = Suite::same_namespace(
         20,

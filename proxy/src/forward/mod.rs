@@ -28,7 +28,7 @@ pub use local::local_response;
 use crate::h1;
 use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
 use crate::stats::{grpc_status_is_fault, UpstreamError};
-use crate::table::RouteTable;
+use crate::table::{Backend, RouteTable};
 use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError};
 
 static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
@@ -157,6 +157,7 @@ fn prepare<'t>(
         // and a hair before the pipeline's own timer (started later) would: so it is answered
         // as what it is, a 503 for want of a stream, rather than a 504.
         wait_until: route.timeout.map(|limit| Instant::now() + limit),
+        edited_for: None,
     };
     Prepared::Forward(exchange, leg, client_upgrade)
 }
@@ -181,6 +182,8 @@ struct HyperLeg {
     /// How long a request may wait for an HTTP/2 stream: the route's deadline, or else the
     /// backend's response timeout from when it starts waiting.
     wait_until: Option<Instant>,
+    /// The backend whose own request edits the request carries (`edit_for`).
+    edited_for: Option<Arc<str>>,
 }
 
 /// What it takes to send a bodiless request once more.
@@ -222,11 +225,17 @@ impl Transport for HyperLeg {
         }
     }
 
-    async fn send(&mut self, taken: Taken, started: Instant) -> Result<Self::Answer, Undelivered> {
-        let Some(req) = self.req.take() else {
+    async fn send(
+        &mut self,
+        taken: Taken,
+        backend: &Backend,
+        started: Instant,
+    ) -> Result<Self::Answer, Undelivered> {
+        let Some(mut req) = self.req.take() else {
             // Sent already, and its body is gone with it: nothing to send again.
             return Err(Undelivered::Failed(UpstreamError::Reset));
         };
+        self.edit_for(&mut req, backend);
         let lease = match taken {
             Taken::Hyper(lease) => lease,
             Taken::Pooled(conn, raw) => {
@@ -268,6 +277,27 @@ impl Transport for HyperLeg {
             }
             Err((SendError::Failed(err), _release)) => Err(Undelivered::Failed(err)),
         }
+    }
+}
+
+impl HyperLeg {
+    /// The backend's own request edits, once per backend the request goes to. Applied at
+    /// send, not when the route's are: a failed connect moves the request to another backend
+    /// before anything is sent. A request re-sent to another backend after the first
+    /// answered nothing starts again from the head as the route left it (`again`).
+    fn edit_for(&mut self, req: &mut Request<RequestBody>, backend: &Backend) {
+        match &self.edited_for {
+            None if backend.request_edits.is_empty() => return,
+            Some(done) if **done == *backend.name => return,
+            Some(_) => {
+                if let Some(again) = &self.again {
+                    *req.headers_mut() = again.headers.clone();
+                }
+            }
+            None => {}
+        }
+        backend.request_edits.apply(req.headers_mut());
+        self.edited_for = Some(backend.name.clone());
     }
 }
 

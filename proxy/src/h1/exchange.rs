@@ -22,6 +22,7 @@ use crate::deadline::DeadlineIo;
 use crate::framing::BodyCursor;
 use crate::pipeline::{self, ClientInfo, Exchange, Failure, Transport, Undelivered};
 use crate::stats::UpstreamError;
+use crate::table::Backend;
 use crate::upstream::{Endpoint, RawConn, RawLease};
 
 /// A client connection while it serves requests: its bytes, and the scratch space its
@@ -155,6 +156,8 @@ where
     async fn send(
         &mut self,
         (mut conn, lease): Self::Conn,
+        // A route whose backends edit requests is never forwarded as bytes.
+        _backend: &Backend,
         started: Instant,
     ) -> Result<Self::Answer, Undelivered> {
         // Enforced by the connection's IO: no timer of this request's own.

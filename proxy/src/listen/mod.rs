@@ -12,6 +12,8 @@ mod tls;
 // Redirects and rewrites end to end: here, as the listener's test, since `forward` may not
 // import `listen` (which imports it).
 #[cfg(test)]
+mod backend_edits_tests;
+#[cfg(test)]
 mod url_tests;
 
 pub use limit::ConnectionLimit;

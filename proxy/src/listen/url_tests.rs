@@ -24,12 +24,12 @@ use crate::table_spec::{
 const LIMIT: Duration = Duration::from_secs(5);
 
 /// A backend that answers each connection's one request with the head it received as body.
-struct Echo {
-    addr: SocketAddr,
-    requests: Arc<AtomicUsize>,
+pub(super) struct Echo {
+    pub(super) addr: SocketAddr,
+    pub(super) requests: Arc<AtomicUsize>,
 }
 
-async fn echo() -> Echo {
+pub(super) async fn echo() -> Echo {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind backend");
@@ -277,7 +277,7 @@ fn conformance_table(backend: SocketAddr) -> TableSpec {
 }
 
 /// weir's listener, serving `spec`.
-async fn weir(spec: &TableSpec) -> SocketAddr {
+pub(super) async fn weir(spec: &TableSpec) -> SocketAddr {
     let plane = DataPlane::new();
     if let Err(errors) = plane.apply(spec) {
         panic!("table: {errors}");
@@ -304,7 +304,7 @@ async fn weir(spec: &TableSpec) -> SocketAddr {
 }
 
 /// An HTTP/1.1 request as bytes; the whole response back as text.
-async fn h1(weir: SocketAddr, host: &str, target: &str, extra: &str) -> String {
+pub(super) async fn h1(weir: SocketAddr, host: &str, target: &str, extra: &str) -> String {
     let exchange = async {
         let mut tcp = TcpStream::connect(weir).await.expect("connect");
         let req =
@@ -319,7 +319,7 @@ async fn h1(weir: SocketAddr, host: &str, target: &str, extra: &str) -> String {
         .expect("HTTP/1 exchange in time")
 }
 
-fn status_of(response: &str) -> u16 {
+pub(super) fn status_of(response: &str) -> u16 {
     response
         .split(' ')
         .nth(1)
@@ -328,7 +328,7 @@ fn status_of(response: &str) -> u16 {
 }
 
 /// The value of field `name` in a head (case-blind), the first one.
-fn field<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+pub(super) fn field<'a>(head: &'a str, name: &str) -> Option<&'a str> {
     head.lines().find_map(|line| {
         let (n, v) = line.split_once(':')?;
         n.trim().eq_ignore_ascii_case(name).then(|| v.trim())
@@ -352,7 +352,7 @@ fn upstream_target(response: &str) -> &str {
     body.split(' ').nth(1).unwrap_or("")
 }
 
-fn upstream_head(response: &str) -> &str {
+pub(super) fn upstream_head(response: &str) -> &str {
     response.split_once("\r\n\r\n").map_or("", |(_, b)| b)
 }
 

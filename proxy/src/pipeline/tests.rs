@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::transport::{REFUSED_RETRIES, STALE_RETRIES};
 use super::*;
 use crate::stats::{LiveStats, Metrics, Role, UpstreamError};
-use crate::table::Compiler;
+use crate::table::{Backend, Compiler};
 use crate::table_spec::{BackendSpec, RouteSpec, TableSpec};
 use crate::upstream::{Endpoint, Upstreams};
 
@@ -64,7 +64,12 @@ impl Transport for Script {
         Ok(endpoint.address().to_string())
     }
 
-    async fn send(&mut self, conn: String, _started: Instant) -> Result<u16, Undelivered> {
+    async fn send(
+        &mut self,
+        conn: String,
+        _backend: &Backend,
+        _started: Instant,
+    ) -> Result<u16, Undelivered> {
         self.log.push(format!("send {conn}"));
         if self.hang {
             std::future::pending::<()>().await;

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use super::{Exchange, Failure};
 use crate::stats::{Outcome, UpstreamError};
+use crate::table::Backend;
 use crate::upstream::Endpoint;
 
 /// A pooled connection may turn out closed; this many fresh tries before giving up.
@@ -65,11 +66,13 @@ pub(crate) trait Transport {
         now: Instant,
     ) -> impl Future<Output = Result<Self::Conn, UpstreamError>> + Send;
 
-    /// Sends the request on `conn` and waits for the final response head, within the
-    /// endpoint's response timeout counted from `started`.
+    /// Sends the request on `conn` to `backend` (the one the request is on now: its own
+    /// request edits apply) and waits for the final response head, within the endpoint's
+    /// response timeout counted from `started`.
     fn send(
         &mut self,
         conn: Self::Conn,
+        backend: &Backend,
         started: Instant,
     ) -> impl Future<Output = Result<Self::Answer, Undelivered>> + Send;
 }
@@ -116,7 +119,10 @@ async fn attempt<T: Transport>(
             }
             // Nothing was sent: the other side of the route may take it, once.
             Err(err) => err,
-            Ok(conn) => match transport.send(conn, exchange.started).await {
+            Ok(conn) => match transport
+                .send(conn, exchange.backend, exchange.started)
+                .await
+            {
                 Ok(answer) => return Ok(answer),
                 Err(Undelivered::ClientGone) => return Err(Failure::ClientGone),
                 Err(Undelivered::Stale) if stale < STALE_RETRIES => {

@@ -35,6 +35,8 @@ pub struct Backend {
     pub stats: BackendStats,
     /// Applied to this backend's responses (after the route's own).
     pub response_edits: Edits,
+    /// Applied to requests sent to this backend (after the route's own).
+    pub request_edits: Edits,
 }
 
 impl Backend {
@@ -43,12 +45,13 @@ impl Backend {
         endpoints: Vec<Arc<Endpoint>>,
         balance: Balance,
         stats: BackendStats,
-        response_edits: Edits,
+        (request_edits, response_edits): (Edits, Edits),
     ) -> Self {
         let n = endpoints.len().clamp(1, u32::MAX as usize) as u64;
         Backend {
             name,
             response_edits,
+            request_edits,
             endpoints,
             balance,
             next: AtomicU32::new(0),

@@ -111,10 +111,13 @@ impl Compiler {
                     format!("duplicate backend name `{}`", b.name),
                 );
             }
-            let edits = edits(
-                &b.response_headers,
-                &format!("{at}.response_headers"),
-                errors,
+            let edits = (
+                edits(&b.request_headers, &format!("{at}.request_headers"), errors),
+                edits(
+                    &b.response_headers,
+                    &format!("{at}.response_headers"),
+                    errors,
+                ),
             );
             if let Some(backend) = self.backend(&rs.name, &b.name, &b.spec, &at, edits, errors) {
                 backends.push(backend);
@@ -238,7 +241,9 @@ impl Compiler {
             && rewrite.is_none()
             && request_edits.is_empty()
             && response_edits.is_empty()
-            && backends.iter().all(|b| b.response_edits.is_empty())
+            && backends
+                .iter()
+                .all(|b| b.response_edits.is_empty() && b.request_edits.is_empty())
             && backends
                 .iter()
                 .flat_map(|b| b.endpoints())
@@ -269,7 +274,7 @@ impl Compiler {
         name: &str,
         spec: &BackendSpec,
         path: &str,
-        response_edits: Edits,
+        edits: (Edits, Edits),
         errors: &mut TableErrors,
     ) -> Option<Backend> {
         if spec.addresses.is_empty() {
@@ -299,7 +304,7 @@ impl Compiler {
             endpoints,
             spec.balance,
             stats,
-            response_edits,
+            edits,
         ))
     }
 }

@@ -17,6 +17,7 @@ use weir_proxy::table::spec::{
 };
 
 use super::attach::{attach, names_gateway, Attached, Refused as NotAttached};
+pub use super::condition::Condition;
 use super::endpoints::resolve;
 use super::gateway_status::{self, GatewayReport};
 use super::gateway_view::GatewayView;
@@ -27,16 +28,6 @@ use super::httproute::{
 };
 use super::observed::Observed;
 use crate::config::{HttpRouteParents, HttpRoutesSource, KubeSourceConfig};
-
-/// One condition of `status.parents[].conditions`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Condition {
-    /// `Accepted` or `ResolvedRefs`.
-    pub kind: &'static str,
-    pub status: bool,
-    pub reason: &'static str,
-    pub message: String,
-}
 
 /// What weir reports for one HTTPRoute under one of its parents.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -575,14 +566,11 @@ fn backend(
         ));
     }
     let mut response_headers = HeaderEdits::default();
+    let mut request_headers = HeaderEdits::default();
     for f in &b.filters {
         match f {
             FilterView::ResponseHeaderModifier(h) => response_headers = edits(h),
-            FilterView::RequestHeaderModifier(_) => {
-                return Err(Refused::Unsupported(format!(
-                    "{at}: a backendRef's RequestHeaderModifier is not supported by weir"
-                )))
-            }
+            FilterView::RequestHeaderModifier(h) => request_headers = edits(h),
             FilterView::RequestMirror(_) => {
                 return Err(Refused::Unsupported(format!(
                     "{at}: a backendRef's RequestMirror is not supported by weir"
@@ -638,6 +626,7 @@ fn backend(
         weight: b.weight,
         spec,
         response_headers,
+        request_headers,
     }))
 }
 

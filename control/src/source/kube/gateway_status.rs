@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value};
 
 use super::attach::supported_kinds;
-use super::gateway::Condition;
+use super::condition::Condition;
 use super::gateway_view::GatewayView;
 use super::httproute::GATEWAY_GROUP;
 
