@@ -52,7 +52,8 @@
 //! | httproute-invalid-reference-grant | Extended: ReferenceGrant | transcribed |
 //! | httproute-invalid-cross-namespace-backend-ref | Extended: ReferenceGrant | transcribed |
 //! | httproute-partially-invalid-via-invalid-reference-grant | Extended: ReferenceGrant | not asked for |
-//! | httproute-backend-protocol-h2c, -websocket | Extended: BackendProtocolH2C/WebSocket | not asked for |
+//! | httproute-backend-protocol-h2c | Extended: BackendProtocolH2C | transcribed |
+//! | httproute-backend-protocol-websocket | Extended: BackendProtocolWebSocket | not asked for |
 //! | httproute-backend-request-redirect, -backend-url-rewrite | Extended: Backend…Redirect/URLRewrite | not asked for |
 //! | httproute-cors | Extended: CORS | not asked for |
 //! | httproute-disallowed-kind | Extended: TLSRoute | not asked for |
@@ -78,6 +79,7 @@ mod mesh;
 mod httproute_303_redirect;
 mod httproute_307_redirect;
 mod httproute_308_redirect;
+mod httproute_backend_protocol_h2c;
 mod httproute_cross_namespace;
 mod httproute_exact_path_matching;
 mod httproute_header_matching;

@@ -1,4 +1,4 @@
-//! A pod of the conformance suite's `echo-basic` image: an HTTP/1 server on the pod's own
+//! A pod of the conformance suite's `echo-basic` image: an HTTP/1 and h2c server on the pod's own
 //! loopback IP and target port, answering every request with a JSON description of it — the
 //! fields the suite's round tripper reads (`utils_roundtripper_roundtripper.go`,
 //! `CapturedRequest`): `path` (the request target as sent, query included), `host`, `method`,
@@ -18,7 +18,7 @@ use http::{HeaderName, HeaderValue, Request, Response};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{json, Map, Value};
 use tokio::net::TcpListener;
 
@@ -74,7 +74,8 @@ async fn serve(listener: TcpListener, identity: Identity, log: Arc<Mutex<Vec<Str
         let (identity, log) = (identity.clone(), log.clone());
         tokio::spawn(async move {
             let svc = service_fn(move |req| answer(req, identity.clone(), log.clone()));
-            let _ = hyper::server::conn::http1::Builder::new()
+            // HTTP/1, or HTTP/2 with prior knowledge (h2c), as the image serves both.
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;
         });

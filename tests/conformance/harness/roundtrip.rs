@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::{HeaderMap, Request};
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::Value;
 use tokio::net::TcpStream;
 
@@ -40,6 +40,8 @@ pub struct Req {
     pub method: String,
     pub path: String,
     pub headers: Vec<(String, String)>,
+    /// HTTP/2 with prior knowledge (the suite's `H2CPriorKnowledgeProtocol`), else HTTP/1.1.
+    pub h2c: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -66,6 +68,8 @@ pub struct Expected {
     pub namespace: String,
     /// `MirroredTo`: (Deployment, namespace, percent).
     pub mirrored_to: Vec<(String, String, Option<u32>)>,
+    /// The protocol the backend must have been spoken to in (`HTTP/2.0`), when it matters.
+    pub backend_proto: Option<String>,
 }
 
 /// A request for `path` (GET unless `method` says otherwise).
@@ -142,6 +146,18 @@ impl Expected {
         self.response_absent.push(name.into());
         self
     }
+    /// Sent as HTTP/2 with prior knowledge.
+    pub fn h2c_prior_knowledge(mut self) -> Self {
+        self.request.h2c = true;
+        self
+    }
+
+    /// The backend must say it was spoken to in `proto` (the echo's `proto`, Go's spelling).
+    pub fn backend_proto(mut self, proto: &str) -> Self {
+        self.backend_proto = Some(proto.into());
+        self
+    }
+
     pub fn redirect(mut self, r: Redirect) -> Self {
         self.redirect = Some(r);
         self
@@ -191,6 +207,7 @@ pub struct Captured {
     pub headers: Vec<(String, Vec<String>)>,
     pub namespace: String,
     pub pod: String,
+    pub proto: String,
 }
 
 #[derive(Debug)]
@@ -208,10 +225,17 @@ pub async fn capture(gw: GwAddr, e: &Expected) -> Result<(Captured, CapturedResp
     } else {
         e.request.host.clone()
     };
-    let mut b = Request::builder()
-        .method(e.request.method.as_str())
-        .uri(e.request.path.as_str())
-        .header("host", host);
+    // HTTP/2 carries the host as :authority, from an absolute URI.
+    let mut b = if e.request.h2c {
+        Request::builder()
+            .method(e.request.method.as_str())
+            .uri(format!("http://{host}{}", e.request.path))
+    } else {
+        Request::builder()
+            .method(e.request.method.as_str())
+            .uri(e.request.path.as_str())
+            .header("host", host)
+    };
     for (k, v) in &e.request.headers {
         b = b.header(k.as_str(), v.as_str());
     }
@@ -226,11 +250,20 @@ pub async fn capture(gw: GwAddr, e: &Expected) -> Result<(Captured, CapturedResp
         let tcp = TcpStream::connect(gw.socket)
             .await
             .map_err(|e| e.to_string())?;
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(conn);
-        let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+        let resp = if e.request.h2c {
+            let (mut sender, conn) =
+                hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+                    .await
+                    .map_err(|e| e.to_string())?;
+            tokio::spawn(conn);
+            sender.send_request(req).await.map_err(|e| e.to_string())?
+        } else {
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
+                .await
+                .map_err(|e| e.to_string())?;
+            tokio::spawn(conn);
+            sender.send_request(req).await.map_err(|e| e.to_string())?
+        };
         let (parts, body) = resp.into_parts();
         let body = body.collect().await.map_err(|e| e.to_string())?.to_bytes();
         Ok::<_, String>((parts, body))
@@ -253,6 +286,7 @@ pub async fn capture(gw: GwAddr, e: &Expected) -> Result<(Captured, CapturedResp
             method: s("method"),
             namespace: s("namespace"),
             pod: s("pod"),
+            proto: s("proto"),
             headers: v["headers"]
                 .as_object()
                 .map(|m| {
@@ -372,6 +406,12 @@ pub fn compare(e: &Expected, c: &Captured, r: &CapturedResponse) -> Result<(), S
         }
         if want.method != c.method {
             return Err(format!("expected method {}, got {}", want.method, c.method));
+        }
+        if let Some(proto) = e.backend_proto.as_ref().filter(|p| **p != c.proto) {
+            return Err(format!(
+                "expected the backend spoken to in {proto}, got {}",
+                c.proto
+            ));
         }
         if e.namespace != c.namespace {
             return Err(format!(
