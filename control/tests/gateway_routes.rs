@@ -599,10 +599,17 @@ fn redirects_and_rewrites_are_translated_and_bad_values_refused() {
                 "/replacement-prefix".into()
             )),
             status: 301,
-            listener_port: None,
+            // The port of the Gateway listener the route attached to (`gateway_for`'s 80).
+            listener_port: Some(80),
         })
     );
-    assert_eq!(table.routes[1].redirect, Some(RedirectSpec::found()));
+    assert_eq!(
+        table.routes[1].redirect,
+        Some(RedirectSpec {
+            listener_port: Some(80),
+            ..RedirectSpec::found()
+        })
+    );
     assert_eq!(
         table.routes[2].rewrite,
         Some(RewriteSpec {
