@@ -4,6 +4,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use weir_proxy::listen::server_config;
+use weir_proxy::listen::spec::ListenerTls;
 use weir_proxy::DataPlane;
 
 pub fn check(path: &Path) -> anyhow::Result<ExitCode> {
@@ -21,7 +22,7 @@ pub fn check(path: &Path) -> anyhow::Result<ExitCode> {
         problems.extend(errors.0.iter().map(|e| format!("{}: {e}", path.display())));
     }
     for (i, listener) in config.listeners.iter().enumerate() {
-        if let Some(tls) = &listener.tls {
+        if let Some(ListenerTls::Files(tls)) = &listener.tls {
             if let Err(msg) = server_config(tls) {
                 problems.push(format!("{}: listeners[{i}].tls: {msg}", path.display()));
             }

@@ -15,7 +15,7 @@ use weir_control::config::{Config, ConfigErrors};
 use weir_control::owner::TableOwner;
 use weir_control::rollout::RolloutHandle;
 use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
-use weir_proxy::listen::spec::ListenerSpec;
+use weir_proxy::listen::spec::{ListenerSpec, ListenerTls};
 use weir_proxy::listen::{bind, serve, server_config, ConnectionLimit, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
 
@@ -116,7 +116,8 @@ pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running>
     for spec in &config.listeners {
         let tls = match &spec.tls {
             Some(t) => Some(Arc::new(
-                ReloadableTls::load(t).map_err(|e| anyhow!("listener {}: {e}", spec.name))?,
+                ReloadableTls::for_listener(t, &plane.certificates)
+                    .map_err(|e| anyhow!("listener {}: {e}", spec.name))?,
             )),
             None => None,
         };
@@ -195,7 +196,8 @@ impl Running {
         // Everything is read and checked before anything changes.
         let mut certificates = Vec::new();
         for (spec, handle) in config.listeners.iter().zip(&self.tls) {
-            if let (Some(tls), Some(handle)) = (&spec.tls, handle) {
+            // Installed certificates are the control plane's to swap, not the reload's.
+            if let (Some(ListenerTls::Files(tls)), Some(handle)) = (&spec.tls, handle) {
                 let fresh =
                     server_config(tls).map_err(|e| format!("listener {}: {e}", spec.name))?;
                 certificates.push((handle, fresh));

@@ -375,3 +375,24 @@ fn rewrite_needs_a_backend_and_not_a_redirect() {
     let found = errors(&with_route("    rewrite: {hostname: \"*.example\"}\n"));
     find(&found, "routes[0].rewrite.hostname", "not a host name");
 }
+
+/// A listener's `tls` is certificate files or the Gateway's certificates, nothing between.
+#[test]
+fn listener_tls_is_files_or_the_gateways() {
+    let text = |tls: &str| {
+        format!(
+            "listeners: [{{address: 0.0.0.0:8443, tls: {tls}}}]\nroutes:\n  - name: api\n    stable: {{addresses: [127.0.0.1:9001]}}\n"
+        )
+    };
+    let e = errors(&text("{from_gateway: false}"));
+    find(&e, "listeners[0].tls.from_gateway", "write `true`");
+    let e = errors(&text("{cert: a.pem}"));
+    find(&e, "listeners[0].tls", "from_gateway: true");
+    let e = errors(&text("{from_gateway: true, cert: a.pem}"));
+    find(&e, "listeners[0].tls", "from_gateway: true");
+    let ok = from_str(&text("{from_gateway: true}"), Path::new(FILE)).expect("loads");
+    assert_eq!(
+        ok.listeners[0].tls,
+        Some(weir_proxy::listen::spec::ListenerTls::Installed)
+    );
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::TempDir;
 use weir_control::config::{self, load};
-use weir_proxy::listen::spec::{AdminSpec, LimitsSpec, ServerTlsSpec};
+use weir_proxy::listen::spec::{AdminSpec, LimitsSpec, ListenerTls, ServerTlsSpec};
 use weir_proxy::table::spec::{
     Balance, HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec, PathMatch, StickySpec,
     Target, UpstreamProtocol, UpstreamTlsSpec, ValueMatch,
@@ -92,10 +92,10 @@ fn full_example_loads_and_converts() {
     assert_eq!(public.address, "0.0.0.0:8443".parse().unwrap());
     assert_eq!(
         public.tls,
-        Some(ServerTlsSpec {
+        Some(ListenerTls::Files(ServerTlsSpec {
             cert_file: dir.path().join("tls.crt"),
             key_file: dir.path().join("tls.key"),
-        })
+        }))
     );
     assert_eq!(config.listeners[1].name, "listener-1");
     assert_eq!(config.listeners[1].tls, None);

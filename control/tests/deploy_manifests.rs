@@ -601,7 +601,7 @@ fn deploy_gateway_rbac_reads_what_a_gateway_attaches_and_writes_only_statuses() 
     let namespace = config["kube"]["namespace"].as_str().unwrap();
     let role = object_named(&objects, "Role", "weir-gateway");
     assert_eq!(role["metadata"]["namespace"].as_str(), Some(namespace));
-    let mut want = reads(&["coordination.k8s.io/leases"]);
+    let mut want = reads(&["coordination.k8s.io/leases", "/secrets"]);
     want.insert("coordination.k8s.io/leases create".to_string());
     want.insert(format!(
         "coordination.k8s.io/leases:weir-gateway-{gateway} update"

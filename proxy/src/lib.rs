@@ -17,6 +17,7 @@ pub mod listen;
 pub mod pipeline;
 pub mod plane;
 pub mod problems;
+pub mod sni;
 pub mod stats;
 mod stock;
 pub mod table;

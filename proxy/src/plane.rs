@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use crate::pipeline::Proxy;
+use crate::sni::CertificateStore;
 use crate::stats::{LiveStats, Metrics};
 use crate::table::{Compiler, TableErrors, TableHandle};
 use crate::table_spec::TableSpec;
@@ -13,6 +14,8 @@ pub struct DataPlane {
     pub metrics: Arc<Metrics>,
     pub live: Arc<LiveStats>,
     pub proxy: Arc<Proxy>,
+    /// The certificates of listeners that take them from the control plane (`ListenerTls::Installed`).
+    pub certificates: Arc<CertificateStore>,
     compiler: Compiler,
 }
 
@@ -38,6 +41,7 @@ impl DataPlane {
             table,
             metrics,
             live,
+            certificates: Arc::new(CertificateStore::default()),
             compiler,
         })
     }

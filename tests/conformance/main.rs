@@ -19,7 +19,7 @@
 //! | httproute-exact-path-matching | Core | transcribed |
 //! | httproute-header-matching | Core | transcribed |
 //! | httproute-hostname-intersection | Core | transcribed |
-//! | httproute-https-listener | Core | not: needs an HTTPS listener with the suite's certificate Secret |
+//! | httproute-https-listener | Core | transcribed (the certificate Secret made by the test, as the suite makes it) |
 //! | httproute-invalid-backendref-unknown-kind | Core | transcribed |
 //! | httproute-invalid-cross-namespace-parent-ref | Core | transcribed |
 //! | httproute-invalid-nonexistent-backendref | Core | transcribed |
@@ -84,6 +84,7 @@ mod httproute_cross_namespace;
 mod httproute_exact_path_matching;
 mod httproute_header_matching;
 mod httproute_hostname_intersection;
+mod httproute_https_listener;
 mod httproute_invalid_backendref_unknown_kind;
 mod httproute_invalid_cross_namespace_backend_ref;
 mod httproute_invalid_cross_namespace_parent_ref;

@@ -156,10 +156,27 @@ pub struct RawListener {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, expecting = "{cert: FILE, key: FILE}")]
-pub struct RawServerTls {
+#[serde(
+    untagged,
+    expecting = "{cert: FILE, key: FILE}, or {from_gateway: true} (the Gateway's certificates)"
+)]
+pub enum RawServerTls {
+    Files(RawTlsFiles),
+    /// The certificates of the Gateway's HTTPS listeners (kube.http_routes.gateway), by SNI.
+    Gateway(RawTlsFromGateway),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTlsFromGateway {
+    pub from_gateway: bool,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -9,8 +9,18 @@ pub struct ListenerSpec {
     /// Used in logs; unique.
     pub name: String,
     pub address: SocketAddr,
-    /// Some = terminate TLS (ALPN h2, http/1.1); the files are re-read on every config reload.
-    pub tls: Option<ServerTlsSpec>,
+    /// Some = terminate TLS (ALPN h2, http/1.1).
+    pub tls: Option<ListenerTls>,
+}
+
+/// Where a TLS listener's certificate comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ListenerTls {
+    /// PEM files, re-read on every config reload.
+    Files(ServerTlsSpec),
+    /// The certificates the control plane installs (a Gateway's HTTPS listeners', from their
+    /// Secrets), chosen by SNI (`crate::sni`).
+    Installed,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,8 @@ use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use super::spec::ServerTlsSpec;
+use super::spec::{ListenerTls, ServerTlsSpec};
+use crate::sni::CertificateStore;
 use crate::upstream::tls_provider;
 
 /// TLS 1.2 session IDs remembered for clients that take no ticket (TLS 1.3 resumes by ticket).
@@ -78,6 +79,27 @@ pub struct ReloadableTls {
 }
 
 impl ReloadableTls {
+    /// Terminates TLS with the certificates of `spec`: its files, or the ones installed in
+    /// `store` (chosen by SNI), which the control plane swaps without this listener reloading.
+    pub fn for_listener(spec: &ListenerTls, store: &Arc<CertificateStore>) -> Result<Self, String> {
+        match spec {
+            ListenerTls::Files(files) => Self::load(files),
+            ListenerTls::Installed => {
+                let mut config = ServerConfig::builder_with_provider(tls_provider())
+                    .with_safe_default_protocol_versions()
+                    .map_err(|e| format!("TLS setup: {e}"))?
+                    .with_no_client_auth()
+                    .with_cert_resolver(store.clone());
+                config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+                let resumption = Resumption::new()?;
+                Ok(ReloadableTls {
+                    current: ArcSwap::new(resumption.apply(config)),
+                    resumption,
+                })
+            }
+        }
+    }
+
     pub fn load(spec: &ServerTlsSpec) -> Result<Self, String> {
         let resumption = Resumption::new()?;
         Ok(ReloadableTls {

@@ -51,8 +51,14 @@ pub struct WeirSpec {
 /// The config of an edge weir serving the Gateway `name` of the infra namespace; the address
 /// it reports in the Gateway's status is its own, as an operator configures it.
 fn weir_config(gateway: &str) -> String {
+    weir_config_on(gateway, "{address: \"127.0.0.1:0\"}")
+}
+
+/// The same, listening as `listener` says (a listener taking the Gateway's certificates:
+/// `{address: ..., tls: {from_gateway: true}}`).
+pub fn weir_config_on(gateway: &str, listener: &str) -> String {
     format!(
-        "listeners: [{{address: \"127.0.0.1:0\"}}]\n\
+        "listeners: [{listener}]\n\
          admin: {{address: \"127.0.0.1:0\"}}\n\
          kube:\n  namespace: {INFRA_NS}\n  http_routes:\n    controller_name: {}\n    \
          gateway: {{name: {gateway}, addresses: [\"127.0.0.1\"]}}\n",

@@ -9,6 +9,7 @@
 //! weir's, which listens on an ephemeral loopback port where a cluster's would be on 80.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -42,6 +43,9 @@ pub struct Req {
     pub headers: Vec<(String, String)>,
     /// HTTP/2 with prior knowledge (the suite's `H2CPriorKnowledgeProtocol`), else HTTP/1.1.
     pub h2c: bool,
+    /// Over TLS (`MakeTLSRequestAndExpectEventuallyConsistentResponse`): the server name sent
+    /// (SNI) and the certificate the server's must be (the Secret's, as the suite trusts it).
+    pub tls: Option<(String, Vec<u8>)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -146,6 +150,12 @@ impl Expected {
         self.response_absent.push(name.into());
         self
     }
+    /// Sent over TLS with `server_name` (SNI), trusting only `cert_pem`.
+    pub fn tls(mut self, server_name: &str, cert_pem: &[u8]) -> Self {
+        self.request.tls = Some((server_name.into(), cert_pem.to_vec()));
+        self
+    }
+
     /// Sent as HTTP/2 with prior knowledge.
     pub fn h2c_prior_knowledge(mut self) -> Self {
         self.request.h2c = true;
@@ -217,6 +227,35 @@ pub struct CapturedResponse {
     pub redirect: Option<Redirect>,
 }
 
+/// A TLS client connection naming `server_name` (SNI), trusting only the certificate
+/// `cert_pem`, as the suite's TLS round tripper trusts the Secret's.
+async fn tls_connect(
+    tcp: TcpStream,
+    server_name: &str,
+    cert_pem: &[u8],
+) -> Result<tokio_rustls::client::TlsStream<TcpStream>, String> {
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls_pki_types::CertificateDer::pem_slice_iter(cert_pem) {
+        roots
+            .add(cert.map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let name = rustls_pki_types::ServerName::try_from(server_name.to_string())
+        .map_err(|e| e.to_string())?;
+    tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|e| format!("TLS handshake for {server_name}: {e}"))
+}
+
 /// One request on a new connection, as `CaptureRoundTrip` makes it.
 pub async fn capture(gw: GwAddr, e: &Expected) -> Result<(Captured, CapturedResponse), String> {
     let e = e.clone().normalised();
@@ -255,6 +294,13 @@ pub async fn capture(gw: GwAddr, e: &Expected) -> Result<(Captured, CapturedResp
                 hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
                     .await
                     .map_err(|e| e.to_string())?;
+            tokio::spawn(conn);
+            sender.send_request(req).await.map_err(|e| e.to_string())?
+        } else if let Some((name, cert_pem)) = &e.request.tls {
+            let tls = tls_connect(tcp, name, cert_pem).await?;
+            let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+                .await
+                .map_err(|e| e.to_string())?;
             tokio::spawn(conn);
             sender.send_request(req).await.map_err(|e| e.to_string())?
         } else {

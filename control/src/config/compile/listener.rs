@@ -3,10 +3,10 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use weir_proxy::listen::spec::{AdminSpec, ListenerSpec, ServerTlsSpec};
+use weir_proxy::listen::spec::{AdminSpec, ListenerSpec, ListenerTls, ServerTlsSpec};
 
 use crate::config::check::Checker;
-use crate::config::model::{RawAdmin, RawListener};
+use crate::config::model::{RawAdmin, RawListener, RawServerTls};
 
 pub fn listeners(
     raw: &[RawListener],
@@ -40,9 +40,20 @@ pub fn listeners(
             &mut taken,
             check,
         );
-        let tls = listener.tls.as_ref().map(|tls| ServerTlsSpec {
-            cert_file: check.file(&format!("{path}.tls.cert"), &tls.cert),
-            key_file: check.file(&format!("{path}.tls.key"), &tls.key),
+        let tls = listener.tls.as_ref().map(|tls| match tls {
+            RawServerTls::Files(files) => ListenerTls::Files(ServerTlsSpec {
+                cert_file: check.file(&format!("{path}.tls.cert"), &files.cert),
+                key_file: check.file(&format!("{path}.tls.key"), &files.key),
+            }),
+            RawServerTls::Gateway(gateway) => {
+                if !gateway.from_gateway {
+                    check.report(
+                        format!("{path}.tls.from_gateway"),
+                        "write `true`, or give `cert` and `key` instead",
+                    );
+                }
+                ListenerTls::Installed
+            }
         });
         specs.push(ListenerSpec { name, address, tls });
     }

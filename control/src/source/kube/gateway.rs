@@ -17,6 +17,7 @@ use weir_proxy::table::spec::{
 };
 
 use super::attach::{attach, names_gateway, Attached, Refused as NotAttached};
+use super::certificates::{listener_certificates, ListenerCertificate};
 pub use super::condition::Condition;
 use super::endpoints::resolve;
 use super::gateway_status::{self, GatewayReport};
@@ -53,6 +54,8 @@ pub struct Translated {
     pub summary: String,
     /// The Gateway's own status, for an edge weir that has seen its Gateway.
     pub gateway: Option<GatewayReport>,
+    /// Its HTTPS listeners' certificates, for listeners that take them from the Gateway.
+    pub certificates: Option<Vec<ListenerCertificate>>,
 }
 
 /// What one parentRef naming what this weir serves comes to.
@@ -225,7 +228,9 @@ pub fn translate(
             .iter()
             .map(|(l, routes)| (l.clone(), routes.len()))
             .collect();
-        gateway_status::report(gw, &counts, &source.addresses)
+        let (certificates, problems) = listener_certificates(gw, &obs.secrets);
+        out.certificates = Some(certificates);
+        gateway_status::report(gw, &counts, &source.addresses, &problems)
     });
     // A match an earlier (older, or earlier-listed) rule already has could never be chosen: the
     // table would refuse it, so it is left out here, as the spec's precedence has it.

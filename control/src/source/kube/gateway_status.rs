@@ -47,6 +47,7 @@ pub fn report(
     gateway: &GatewayView,
     attached: &BTreeMap<String, usize>,
     addresses: &[String],
+    certificate_problems: &BTreeMap<String, String>,
 ) -> GatewayReport {
     let listeners = gateway
         .listeners
@@ -81,6 +82,7 @@ pub fn report(
             } else {
                 condition("Conflicted", false, "NoConflicts", "no conflicts")
             });
+            let certificate = certificate_problems.get(&l.name);
             conditions.push(if http && kinds.is_empty() {
                 condition(
                     "ResolvedRefs",
@@ -88,10 +90,12 @@ pub fn report(
                     "InvalidRouteKinds",
                     "allowedRoutes.kinds names no kind weir serves (HTTPRoute)",
                 )
+            } else if let Some(problem) = certificate {
+                condition("ResolvedRefs", false, "InvalidCertificateRef", problem)
             } else {
                 condition("ResolvedRefs", true, "ResolvedRefs", "references resolved")
             });
-            conditions.push(if http && !conflicted {
+            conditions.push(if http && !conflicted && certificate.is_none() {
                 condition("Programmed", true, "Programmed", "served by weir")
             } else {
                 condition("Programmed", false, "Invalid", "not served")
@@ -238,7 +242,12 @@ mod tests {
 
     #[test]
     fn listeners_report_kinds_attachments_and_conditions() {
-        let r = report(&gateway(), &BTreeMap::from([("http".to_string(), 3)]), &[]);
+        let r = report(
+            &gateway(),
+            &BTreeMap::from([("http".to_string(), 3)]),
+            &[],
+            &BTreeMap::new(),
+        );
         let find = |l: &ListenerReport, kind: &str| {
             let c = l.conditions.iter().find(|c| c.kind == kind).unwrap();
             (c.status, c.reason)
@@ -263,7 +272,7 @@ mod tests {
 
     #[test]
     fn a_steady_state_writes_nothing_and_addresses_stay() {
-        let rep = report(&gateway(), &BTreeMap::new(), &[]);
+        let rep = report(&gateway(), &BTreeMap::new(), &[], &BTreeMap::new());
         let object = json!({"status": {"addresses": [{"type": "IPAddress", "value": "10.0.0.1"}]}});
         let first = merged_status(&object, &rep, "T1").unwrap();
         assert_eq!(first["addresses"][0]["value"], "10.0.0.1");
@@ -271,7 +280,12 @@ mod tests {
         assert_eq!(first["conditions"][0]["observedGeneration"], 2);
         let written = json!({"status": first});
         assert_eq!(merged_status(&written, &rep, "T2"), None);
-        let more = report(&gateway(), &BTreeMap::from([("http".to_string(), 1)]), &[]);
+        let more = report(
+            &gateway(),
+            &BTreeMap::from([("http".to_string(), 1)]),
+            &[],
+            &BTreeMap::new(),
+        );
         let next = merged_status(&written, &more, "T3").unwrap();
         assert_eq!(next["listeners"][0]["attachedRoutes"], 1);
         // Same status: the transition time stays.
@@ -279,5 +293,33 @@ mod tests {
             next["listeners"][0]["conditions"][0]["lastTransitionTime"],
             "T1"
         );
+        // Addresses configured: written, typed.
+        let addressed = report(
+            &gateway(),
+            &BTreeMap::new(),
+            &["127.0.0.1".into(), "gw.example.com".into()],
+            &BTreeMap::new(),
+        );
+        let with = merged_status(&written, &addressed, "T4").unwrap();
+        assert_eq!(
+            with["addresses"],
+            json!([{"type": "IPAddress", "value": "127.0.0.1"},
+                   {"type": "Hostname", "value": "gw.example.com"}])
+        );
+    }
+
+    #[test]
+    fn a_listener_without_its_certificate_is_not_programmed() {
+        let problems =
+            BTreeMap::from([("http".to_string(), "Secret infra/x not found".to_string())]);
+        let r = report(&gateway(), &BTreeMap::new(), &[], &problems);
+        let http = &r.listeners[0];
+        let find = |kind: &str| http.conditions.iter().find(|c| c.kind == kind).unwrap();
+        assert_eq!(
+            (find("ResolvedRefs").status, find("ResolvedRefs").reason),
+            (false, "InvalidCertificateRef")
+        );
+        assert!(find("ResolvedRefs").message.contains("not found"));
+        assert!(!find("Programmed").status);
     }
 }

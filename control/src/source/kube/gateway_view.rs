@@ -31,6 +31,27 @@ pub struct ListenerView {
     /// Lower-case when read; None: every host.
     pub hostname: Option<String>,
     pub allowed_routes: AllowedRoutes,
+    pub tls: Option<ListenerTlsView>,
+}
+
+/// A listener's `tls` as far as certificates go.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ListenerTlsView {
+    /// `Terminate` (the default) or `Passthrough`.
+    pub mode: Option<String>,
+    pub certificate_refs: Vec<CertificateRef>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(default)]
+pub struct CertificateRef {
+    /// Default `""` (core).
+    pub group: Option<String>,
+    /// Default `Secret`.
+    pub kind: Option<String>,
+    pub name: String,
+    pub namespace: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Deserialize)]

@@ -21,6 +21,7 @@
 //! `endpointslices.discovery.k8s.io`.
 
 mod attach;
+pub mod certificates;
 pub mod condition;
 mod endpoints;
 pub mod filters;

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::certificates::SecretView;
 use super::gateway_view::{GatewayView, GrantView, NamespaceView};
 use super::httproute::HttpRouteView;
 use super::objects::{RolloutView, SliceView, SplitView};
@@ -29,4 +30,6 @@ pub struct Observed {
     pub namespaces: BTreeMap<String, NamespaceView>,
     /// ReferenceGrants by `namespace/name`: which cross-namespace backendRefs are allowed.
     pub grants: BTreeMap<String, GrantView>,
+    /// Secrets of the Gateway's namespace by `namespace/name`: its HTTPS listeners' certificates.
+    pub secrets: BTreeMap<String, SecretView>,
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 
 use weir_proxy::table::spec::{BackendSpec, Origin, TableSpec, Target, MAX_WEIGHT_BP, STABLE};
 
+use super::certificates::ListenerCertificate;
 pub use super::endpoints::{resolve, service_addresses, Endpoints};
 use super::gateway::{self, RouteStatus};
 use super::gateway_status::GatewayReport;
@@ -23,6 +24,8 @@ pub struct Desired {
     pub statuses: Vec<RouteStatus>,
     /// For an edge weir: the status of the Gateway it serves.
     pub gateway: Option<GatewayReport>,
+    /// For an edge weir: its Gateway's HTTPS listeners' certificates, to install.
+    pub certificates: Option<Vec<ListenerCertificate>>,
 }
 
 /// Argo's decision reduced to what the route needs.
@@ -80,6 +83,7 @@ pub fn reconcile(cfg: &KubeSourceConfig, obs: &Observed) -> Result<Desired, Stri
                 warnings: translated.warnings,
                 statuses: translated.statuses,
                 gateway: translated.gateway,
+                certificates: translated.certificates,
             });
         }
     };
@@ -379,6 +383,7 @@ fn build(
         warnings,
         statuses: Vec::new(),
         gateway: None,
+        certificates: None,
     })
 }
 

@@ -21,6 +21,7 @@ use tokio::sync::mpsc;
 use weir_proxy::table::spec::TableSpec;
 use weir_proxy::DataPlane;
 
+use super::certificates::{servable, SecretView};
 use super::gateway_view::{GatewayView, GrantView, NamespaceView};
 use super::httproute::{gateway_api_resource, gateway_group_resource, HttpRouteView};
 use super::objects::{RolloutView, SliceView, SplitView, SERVICE_NAME_LABEL};
@@ -54,6 +55,7 @@ pub(crate) enum Msg {
     Grant(usize, Change<GrantView>),
     Gateway(usize, Change<GatewayView>),
     Namespace(usize, Change<NamespaceView>),
+    Secret(usize, Change<SecretView>),
 }
 
 /// Sync state shared with the handle.
@@ -345,6 +347,8 @@ pub(crate) struct Plan {
     gateway: Option<(String, String)>,
     /// Namespaces' labels, for listeners that select routes by them.
     namespaces: bool,
+    /// The Secrets of the Gateway's namespace (its HTTPS listeners' certificates).
+    secrets: Option<String>,
 }
 
 impl Plan {
@@ -378,6 +382,7 @@ impl Plan {
                     grants: scopes.clone(),
                     backends: scopes,
                     namespaces: gateway.is_some(),
+                    secrets: gateway.as_ref().map(|(ns, _)| ns.clone()),
                     gateway,
                     ..Plan::default()
                 }
@@ -399,11 +404,14 @@ pub(crate) struct Reconciler {
     grants: Shards<GrantView>,
     gateways: Shards<GatewayView>,
     namespaces: Shards<NamespaceView>,
+    secrets: Shards<SecretView>,
     deleted_rollout: Option<RolloutView>,
     /// For an HTTPRoute source: where the statuses of the table in force go (the writer).
     statuses: Option<tokio::sync::watch::Sender<Report>>,
     last_summary: Option<String>,
     last_warnings: Vec<String>,
+    /// The certificates last installed in the data plane.
+    installed: Option<Vec<super::certificates::ListenerCertificate>>,
 }
 
 impl Reconciler {
@@ -423,6 +431,7 @@ impl Reconciler {
             grants: Shards::new("ReferenceGrant", plan.grants.len()),
             gateways: Shards::new("Gateway", usize::from(plan.gateway.is_some())),
             namespaces: Shards::new("Namespace", usize::from(plan.namespaces)),
+            secrets: Shards::new("Secret", usize::from(plan.secrets.is_some())),
             cfg,
             plane,
             shared,
@@ -430,6 +439,7 @@ impl Reconciler {
             statuses,
             last_summary: None,
             last_warnings: Vec::new(),
+            installed: None,
         }
     }
 
@@ -450,6 +460,7 @@ impl Reconciler {
             Msg::Grant(i, c) => self.grants.change(i, c).0,
             Msg::Gateway(i, c) => self.gateways.change(i, c).0,
             Msg::Namespace(i, c) => self.namespaces.change(i, c).0,
+            Msg::Secret(i, c) => self.secrets.change(i, c).0,
         };
         self.update_sync();
         changed
@@ -464,7 +475,8 @@ impl Reconciler {
             && self.services.synced_once()
             && self.grants.synced_once()
             && self.gateways.synced_once()
-            && self.namespaces.synced_once();
+            && self.namespaces.synced_once()
+            && self.secrets.synced_once();
         let healthy = self.rollouts.healthy()
             && self.splits.healthy()
             && self.http_routes.healthy()
@@ -472,7 +484,8 @@ impl Reconciler {
             && self.services.healthy()
             && self.grants.healthy()
             && self.gateways.healthy()
-            && self.namespaces.healthy();
+            && self.namespaces.healthy()
+            && self.secrets.healthy();
         (listed, healthy)
     }
 
@@ -502,6 +515,7 @@ impl Reconciler {
                 .map(|n| (n.name.clone(), n))
                 .collect(),
             grants: self.grants.items(),
+            secrets: self.secrets.items(),
         }
     }
 
@@ -531,6 +545,7 @@ impl Reconciler {
             }
         }
         self.last_warnings = desired.warnings.clone();
+        self.install_certificates(&desired);
         let unchanged = lock(&self.shared).applied.as_ref() == Some(&desired.spec);
         if unchanged {
             // The table in force is this one: its statuses hold (a new generation that
@@ -554,6 +569,22 @@ impl Reconciler {
             }
             Err(errors) => self.problem(Some(format!("table rejected: {errors}"))),
         }
+    }
+
+    /// The Gateway's certificates, when they changed: new handshakes use them at once.
+    fn install_certificates(&mut self, desired: &super::reconcile::Desired) {
+        let Some(certificates) = &desired.certificates else {
+            return;
+        };
+        if self.installed.as_ref() == Some(certificates) {
+            return;
+        }
+        self.plane.certificates.install(servable(certificates));
+        tracing::info!(
+            listeners = certificates.len(),
+            "kube source: the Gateway's certificates installed"
+        );
+        self.installed = Some(certificates.clone());
     }
 
     /// Statuses only ever describe a table in force: sent after it is applied.
@@ -755,6 +786,20 @@ pub(crate) fn spawn_watches(
                 tx.clone(),
             )));
         }
+    }
+    if let Some(ns) = &plan.secrets {
+        let api: Api<k8s_openapi::api::core::v1::Secret> = Api::namespaced(client.clone(), ns);
+        let wrap = |c| Msg::Secret(0, c);
+        let parse = |s: &_| Ok(SecretView::from_secret(s));
+        let wc = watcher::Config::default();
+        tasks.push(tokio::spawn(watch_loop(
+            api,
+            wc,
+            retry,
+            parse,
+            wrap,
+            tx.clone(),
+        )));
     }
     for (i, ns) in plan.backends.iter().enumerate() {
         let api: Api<k8s_openapi::api::discovery::v1::EndpointSlice> = typed_api(&client, ns);
