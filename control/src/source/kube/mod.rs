@@ -33,6 +33,7 @@ pub mod httproute;
 pub mod lease;
 pub mod objects;
 mod observed;
+mod plan;
 pub mod quantity;
 pub mod reconcile;
 pub mod route_status;

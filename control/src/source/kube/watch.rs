@@ -25,10 +25,11 @@ use super::certificates::{servable, SecretView};
 use super::gateway_view::{GatewayView, GrantView, NamespaceView};
 use super::httproute::{gateway_api_resource, gateway_group_resource, HttpRouteView};
 use super::objects::{RolloutView, SliceView, SplitView, SERVICE_NAME_LABEL};
+use super::plan::Plan;
 use super::reconcile::{reconcile, Observed};
 use super::service::ServiceView;
 use super::status_writer::Report;
-use crate::config::{HttpRouteParents, KubeSourceConfig, WatchedNamespaces, WeightSource};
+use crate::config::{KubeSourceConfig, WeightSource};
 
 /// One change seen by a watch task.
 #[derive(Debug)]
@@ -330,64 +331,6 @@ impl<T: Clone + PartialEq> Shards<T> {
             out.extend(s.items.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         out
-    }
-}
-
-/// Which watches a source runs: for each kind, the namespaces (None: every namespace) — one
-/// watch each. Both the spawning and the reconciler's stores follow it.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Plan {
-    rollouts: Vec<Option<String>>,
-    splits: Vec<Option<String>>,
-    http_routes: Vec<Option<String>>,
-    grants: Vec<Option<String>>,
-    /// Services and their EndpointSlices.
-    backends: Vec<Option<String>>,
-    /// The Gateway an edge weir serves: (namespace, name).
-    gateway: Option<(String, String)>,
-    /// Namespaces' labels, for listeners that select routes by them.
-    namespaces: bool,
-    /// The Secrets of the Gateway's namespace (its HTTPS listeners' certificates).
-    secrets: Option<String>,
-}
-
-impl Plan {
-    pub fn of(cfg: &KubeSourceConfig) -> Self {
-        let own = vec![Some(cfg.namespace.clone())];
-        match &cfg.weights {
-            WeightSource::Rollout { .. } | WeightSource::RolloutSelector { .. } => Plan {
-                rollouts: own.clone(),
-                backends: own,
-                ..Plan::default()
-            },
-            WeightSource::TrafficSplit { .. } => Plan {
-                splits: own.clone(),
-                backends: own,
-                ..Plan::default()
-            },
-            WeightSource::HttpRoutes(source) => {
-                let scopes: Vec<Option<String>> = match &source.namespaces {
-                    WatchedNamespaces::All => vec![None],
-                    WatchedNamespaces::Only(list) => list.iter().cloned().map(Some).collect(),
-                };
-                let gateway = match &source.parents {
-                    HttpRouteParents::Gateway { name, .. } => Some((
-                        source.gateway_namespace(&cfg.namespace).to_string(),
-                        name.clone(),
-                    )),
-                    HttpRouteParents::Services(_) => None,
-                };
-                Plan {
-                    http_routes: scopes.clone(),
-                    grants: scopes.clone(),
-                    backends: scopes,
-                    namespaces: gateway.is_some(),
-                    secrets: gateway.as_ref().map(|(ns, _)| ns.clone()),
-                    gateway,
-                    ..Plan::default()
-                }
-            }
-        }
     }
 }
 
