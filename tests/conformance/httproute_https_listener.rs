@@ -7,9 +7,9 @@
 //! does this test, for the hosts its requests name. weir's listener takes the Gateway's
 //! certificates (`tls: {from_gateway: true}`), chosen by SNI from its HTTPS listeners.
 
+use crate::harness::cluster::tls_secret;
 use crate::harness::roundtrip::request;
 use crate::harness::{status, weir_config_on, Suite, WeirSpec, INFRA_NS, INFRA_V1, INFRA_V2};
-use serde_json::json;
 
 const GATEWAY: &str = "same-namespace-with-https-listener";
 const ROUTE: &str = "httproute-https-test";
@@ -30,14 +30,11 @@ async fn httproute_https_listener() {
     )
     .expect("certificate");
     let cert_pem = certificate.cert.pem();
-    let secret = json!({
-        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
-        "metadata": {"name": "tls-validity-checks-certificate", "namespace": INFRA_NS},
-        "data": {
-            "tls.crt": base64(cert_pem.as_bytes()),
-            "tls.key": base64(certificate.key_pair.serialize_pem().as_bytes()),
-        },
-    });
+    let secret = tls_secret(
+        "tls-validity-checks-certificate",
+        &cert_pem,
+        &certificate.key_pair.serialize_pem(),
+    );
     let mut own = crate::harness::cluster::manifests("httproute-https-listener.yaml");
     own.push(secret);
     let weirs = [WeirSpec {
@@ -84,26 +81,4 @@ async fn httproute_https_listener() {
             .backend(INFRA_V2, INFRA_NS),
     ];
     suite.expect_all(&gw, cases).await;
-}
-
-/// Standard base64, as a Secret's `data` holds its values.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

@@ -115,3 +115,4 @@ mod httproute_service_types;
 mod httproute_simple_same_namespace;
 mod httproute_timeout_request;
 mod httproute_weight;
+mod weir_certificate_rotation;

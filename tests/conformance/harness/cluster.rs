@@ -8,6 +8,7 @@ use std::net::Ipv4Addr;
 use serde_json::{json, Value};
 
 use super::echo::{self, EchoPod, Identity};
+use super::INFRA_NS;
 
 pub const CONFORMANCE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -210,4 +211,38 @@ pub fn endpoint_slices(objects: &[Value], pods: &[Pod]) -> Vec<Value> {
         }));
     }
     slices
+}
+
+/// A `kubernetes.io/tls` Secret in the infra namespace, as `kubectl create secret tls` makes it.
+pub fn tls_secret(name: &str, cert_pem: &str, key_pem: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls",
+        "metadata": {"name": name, "namespace": INFRA_NS},
+        "data": {
+            "tls.crt": base64(cert_pem.as_bytes()),
+            "tls.key": base64(key_pem.as_bytes()),
+        },
+    })
+}
+
+/// Standard base64, as a Secret's `data` holds its values.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
