@@ -98,7 +98,13 @@ fn route_raw<'t>(table: &'t RouteTable, head: &RequestHead) -> &'t Backend {
         list: &head.list,
     };
     let route = table
-        .find(head.host(buf), head.method(buf), head.target(buf), &fields)
+        .find(
+            head.host(buf),
+            false,
+            head.method(buf),
+            head.target(buf),
+            &fields,
+        )
         .unwrap();
     let backend = route.backend(route.choose(&fields).unwrap());
     black_box(backend.pick());
@@ -115,6 +121,7 @@ fn match_and_pick(c: &mut Criterion) {
                 let route = table
                     .find(
                         Some(black_box(&b"shop.example.com"[..])),
+                        false,
                         b"GET",
                         black_box(&b"/cart/items"[..]),
                         &h,
@@ -149,6 +156,7 @@ fn record(c: &mut Criterion) {
             let route = table
                 .find(
                     Some(black_box(&b"shop.example.com"[..])),
+                    false,
                     b"GET",
                     black_box(&b"/cart/items"[..]),
                     &h,

@@ -385,19 +385,21 @@ fn argo_plugin_set_weight_and_set_header_route() {
     let mut tester = http::HeaderMap::new();
     tester.insert("x-canary", "yes".parse().unwrap());
     let host = Some(&b"demo.example.com"[..]);
-    let found = compiled.find(host, b"GET", b"/shop", &tester).unwrap();
+    let found = compiled
+        .find(host, false, b"GET", b"/shop", &tester)
+        .unwrap();
     assert_eq!(
         &*found.name,
         "default/argo-rollouts-http-route/canary-header"
     );
     assert_eq!(found.shares_bp(), [10_000]);
     let plain = compiled
-        .find(host, b"GET", b"/shop", &http::HeaderMap::new())
+        .find(host, false, b"GET", b"/shop", &http::HeaderMap::new())
         .unwrap();
     assert_eq!(&*plain.name, "default/argo-rollouts-http-route/0");
     // Another host: the route's hostnames hold.
     assert!(compiled
-        .find(Some(b"other.example.com"), b"GET", b"/", &tester)
+        .find(Some(b"other.example.com"), false, b"GET", b"/", &tester)
         .is_none());
 }
 
@@ -508,6 +510,7 @@ fn a_mesh_weir_falls_through_to_the_service_and_takes_consumer_routes() {
         compiled
             .find(
                 Some(b"shop.default.svc.cluster.local"),
+                false,
                 b"GET",
                 path,
                 headers,
@@ -533,7 +536,7 @@ fn a_mesh_weir_falls_through_to_the_service_and_takes_consumer_routes() {
     let (table, _) = translate(&cfg, &mesh, &bare);
     let compiled = compile(&table);
     let found = compiled
-        .find(Some(b"shop"), b"GET", b"/cart", &none)
+        .find(Some(b"shop"), false, b"GET", b"/cart", &none)
         .map(|r| (r.name.to_string(), r.backend(0).name.to_string()));
     assert_eq!(found, Some(("service/default/shop".into(), "shop".into())));
 }
@@ -655,4 +658,149 @@ fn redirects_and_rewrites_are_translated_and_bad_values_refused() {
         assert!(message.contains(words), "{words} in {message}");
         assert!(table.routes.is_empty());
     }
+}
+
+/// GAMMA with a Service of several ports (MeshPorts): a parentRef's `port` or `sectionName`
+/// makes the route serve that Service port only; the request's port is its Host's, a Host
+/// without one port 80, and a port the Service does not have goes to the default port (`http`)
+/// as a sidecar's clients may address weir's own port. A Service port no route covers goes to
+/// its own endpoints; a parentRef naming a port the Service lacks is `NoMatchingParent`.
+#[test]
+fn a_mesh_route_for_one_service_port_leaves_the_others_to_the_service() {
+    let mesh = source(HttpRouteParents::Services(vec!["shop".into()]));
+    let cfg = config(mesh.clone());
+    let route = |name: &str, parent: Value, prefix: &str| {
+        json!({
+            "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"parentRefs": [parent],
+                     "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": prefix}}],
+                                "backendRefs": [{"name": "shop-v2", "port": 80}]}]},
+        })
+    };
+    let http = route(
+        "shop-http",
+        json!({"group": "", "kind": "Service", "name": "shop", "port": 80}),
+        "/v2",
+    );
+    let admin = route(
+        "shop-admin",
+        json!({"group": "", "kind": "Service", "name": "shop", "sectionName": "admin"}),
+        "/debug",
+    );
+    let missing = route(
+        "shop-missing",
+        json!({"group": "", "kind": "Service", "name": "shop", "port": 9999}),
+        "/",
+    );
+    let named_wrong = route(
+        "shop-wrong-name",
+        json!({"group": "", "kind": "Service", "name": "shop", "port": 80, "sectionName": "admin"}),
+        "/",
+    );
+    let mut obs = observed(
+        &[http.clone(), admin, missing, named_wrong],
+        &["shop", "shop-v2"],
+    );
+    obs.gateway = None;
+    let service: k8s_openapi::api::core::v1::Service = serde_json::from_value(json!({
+        "metadata": {"name": "shop", "namespace": "default"},
+        "spec": {"ports": [
+            {"name": "http", "port": 80, "targetPort": 9000},
+            {"name": "admin", "port": 9901, "targetPort": "admin"},
+            {"name": "dns", "port": 53, "protocol": "UDP"}]},
+    }))
+    .unwrap();
+    obs.services.insert(
+        "default/shop".into(),
+        weir_control::source::kube::service::ServiceView::from_service(&service).unwrap(),
+    );
+    // The pods' admin port, as the slice controller resolves the named targetPort.
+    let shop_slice = obs.slices.get_mut("default/shop-abc").unwrap();
+    shop_slice.ports.push(SlicePort {
+        name: Some("admin".into()),
+        port: Some(9901),
+        protocol: "TCP".into(),
+        app_protocol: None,
+    });
+
+    let (table, t) = translate(&cfg, &mesh, &obs);
+    let accepted = |name: &str| {
+        let s = t.statuses.iter().find(|s| s.name == name).unwrap();
+        condition(s, "Accepted")
+    };
+    assert_eq!(accepted("shop-http"), (true, "Accepted"));
+    assert_eq!(accepted("shop-admin"), (true, "Accepted"));
+    assert_eq!(accepted("shop-missing"), (false, "NoMatchingParent"));
+    assert_eq!(accepted("shop-wrong-name"), (false, "NoMatchingParent"));
+    let message = |name: &str| {
+        let s = t.statuses.iter().find(|s| s.name == name).unwrap();
+        let accepted = s.conditions.iter().find(|c| c.kind == "Accepted").unwrap();
+        accepted.message.clone()
+    };
+    assert_eq!(
+        message("shop-missing"),
+        "Service shop has no TCP port 9999 (it has 80 (http), 9901 (admin), 53 (dns))"
+    );
+    assert_eq!(
+        message("shop-wrong-name"),
+        "Service shop has no TCP port 80 named admin (it has 80 (http), 9901 (admin), 53 (dns))"
+    );
+
+    let compiled = compile(&table);
+    let find = |compiled: &RouteTable, host: &str, path: &str| {
+        compiled
+            .find(
+                Some(host.as_bytes()),
+                false,
+                b"GET",
+                path.as_bytes(),
+                &http::HeaderMap::new(),
+            )
+            .map(|r| {
+                let b = &r.spec.backends[0];
+                (r.name.to_string(), b.spec.addresses.join(","))
+            })
+    };
+    let v2 = Some((
+        "default/shop-http/0".to_string(),
+        "127.0.0.1:9001".to_string(),
+    ));
+    for host in ["shop", "shop:80", "shop.default.svc:80", "shop:15001"] {
+        assert_eq!(find(&compiled, host, "/v2/items"), v2, "{host}");
+    }
+    // Port 80 is the route's: what its rules do not match is 404, not the Service's.
+    assert_eq!(find(&compiled, "shop", "/cart"), None);
+    // The admin port is the other route's only.
+    assert_eq!(
+        find(&compiled, "shop:9901", "/debug/vars"),
+        Some(("default/shop-admin/0".into(), "127.0.0.1:9001".into()))
+    );
+    assert_eq!(find(&compiled, "shop:9901", "/v2/items"), None);
+    assert_eq!(find(&compiled, "shop", "/debug/vars"), None);
+
+    // With the port-80 route alone, the admin port is the Service's own, on its target port;
+    // the UDP port is no HTTP route's.
+    let mut alone = obs.clone();
+    alone.http_routes.retain(|name, _| name == "shop-http");
+    let (table, _) = translate(&cfg, &mesh, &alone);
+    let compiled = compile(&table);
+    assert_eq!(
+        find(&compiled, "shop:9901", "/anything"),
+        Some(("service/default/shop:9901".into(), "127.0.0.1:9901".into()))
+    );
+    assert_eq!(find(&compiled, "shop:53", "/anything"), None);
+    assert_eq!(find(&compiled, "shop", "/v2"), v2);
+    // No route at all: every port to the Service, the default port by its old name.
+    alone.http_routes.clear();
+    let (table, _) = translate(&cfg, &mesh, &alone);
+    let compiled = compile(&table);
+    assert_eq!(
+        find(&compiled, "shop:15001", "/cart"),
+        Some(("service/default/shop".into(), "127.0.0.1:9000".into()))
+    );
+    assert_eq!(
+        find(&compiled, "shop:9901", "/cart"),
+        Some(("service/default/shop:9901".into(), "127.0.0.1:9901".into()))
+    );
 }

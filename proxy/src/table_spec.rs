@@ -26,6 +26,9 @@ pub struct RouteSpec {
     pub name: String,
     /// Exact hosts and `*.suffix` wildcards; empty matches any host.
     pub hosts: Vec<String>,
+    /// The ports the request must have been addressed to (its Host's port, else the scheme's
+    /// default): a GAMMA parentRef's Service port. `Any` for every other route.
+    pub ports: PortMatch,
     /// A request matches the route when it matches any one of these (an HTTPRoute rule's
     /// `matches`). Never empty once compiled; `MatchSpec::default()` is "every path".
     pub matches: Vec<MatchSpec>,
@@ -51,6 +54,29 @@ pub struct RouteSpec {
     /// The object this route was made from, when it was made from one (an HTTPRoute):
     /// shown by /routes, so what a controller wrote can be checked against what is in force.
     pub origin: Option<Origin>,
+}
+
+/// Which request ports a route serves. A request's port is its Host's (or `:authority`'s),
+/// else 80, or 443 on a TLS listener.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum PortMatch {
+    #[default]
+    Any,
+    /// Only these.
+    Only(Vec<u16>),
+    /// Every port but these: a Service's default port takes whatever names none of its other
+    /// ports (weir's own listener port included, as a sidecar's clients may address it).
+    Except(Vec<u16>),
+}
+
+impl PortMatch {
+    pub fn admits(&self, port: u16) -> bool {
+        match self {
+            PortMatch::Any => true,
+            PortMatch::Only(ports) => ports.contains(&port),
+            PortMatch::Except(ports) => !ports.contains(&port),
+        }
+    }
 }
 
 /// A redirect's `Location`, by the Gateway API's rules (HTTPRequestRedirectFilter): each part
@@ -119,6 +145,7 @@ impl RouteSpec {
         RouteSpec {
             name: name.into(),
             hosts: Vec::new(),
+            ports: PortMatch::Any,
             matches: vec![MatchSpec::default()],
             backends: vec![WeightedBackend::new(STABLE, MAX_WEIGHT_BP.into(), stable)],
             header_routes: Vec::new(),

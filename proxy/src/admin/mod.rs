@@ -19,7 +19,9 @@ use crate::forward::body::ResponseBody;
 use crate::listen::Shutdown;
 use crate::plane::DataPlane;
 use crate::table::RouteTable;
-use crate::table_spec::{BackendSpec, PathMatch, RouteSpec, StickySpec, ValueMatch, STABLE};
+use crate::table_spec::{
+    BackendSpec, PathMatch, PortMatch, RouteSpec, StickySpec, ValueMatch, STABLE,
+};
 
 /// A request the data plane's admin does not know, handed to the control plane.
 pub struct AdminRequest {
@@ -316,6 +318,12 @@ fn route_json(r: &RouteSpec) -> serde_json::Value {
         "origin": r.origin.as_ref().map(|o| json!({
             "kind": o.kind, "namespace": o.namespace, "name": o.name, "generation": o.generation,
         })),
+        // The request ports a GAMMA route serves: null for any (every other route).
+        "ports": match &r.ports {
+            PortMatch::Any => json!(null),
+            PortMatch::Only(p) => json!({"only": p}),
+            PortMatch::Except(p) => json!({"except": p}),
+        },
     })
 }
 

@@ -83,7 +83,8 @@ fn prepare<'t>(
         .map_or(b"/".as_slice(), |p| p.as_str().as_bytes());
     let host_bytes = host.as_ref().map(HeaderValue::as_bytes);
     let method = req.method().as_str().as_bytes();
-    let Some(route) = pipeline::match_route(table, host_bytes, method, target, req.headers())
+    let Some(route) =
+        pipeline::match_route(table, host_bytes, client.tls, method, target, req.headers())
     else {
         return Prepared::Answered(local_response(
             StatusCode::NOT_FOUND,

@@ -318,6 +318,7 @@ where
         let found = pipeline::match_route(
             &table,
             head.host(buf),
+            info.tls,
             head.method(buf),
             head.target(buf),
             &fields,

@@ -92,15 +92,17 @@ impl ClientInfo {
 pub type ConnState = Arc<(Arc<Proxy>, ClientInfo)>;
 
 /// Phase 1, match: the route for a request's host (authority or Host, port and all) and
-/// target (the path, a query may follow), with its fields for header rules.
+/// target (the path, a query may follow), with its fields for header rules; `tls` is the
+/// listener's (a Host without a port was addressed to 443, else 80).
 pub fn match_route<'t, F: Fields + ?Sized>(
     table: &'t RouteTable,
     host: Option<&[u8]>,
+    tls: bool,
     method: &[u8],
     target: &[u8],
     fields: &F,
 ) -> Option<&'t Arc<Route>> {
-    table.find(host, method, target, fields)
+    table.find(host, tls, method, target, fields)
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use super::url_filters;
 use super::RouteTable;
 use crate::stats::{LiveStats, Metrics};
 use crate::table_spec::{
-    BackendSpec, HeaderEdits, HeaderMatchSpec, PathMatch, RouteSpec, StickySpec, TableSpec,
-    ValueMatch, CANARY, MAX_WEIGHT_BP, STABLE,
+    BackendSpec, HeaderEdits, HeaderMatchSpec, PathMatch, PortMatch, RouteSpec, StickySpec,
+    TableSpec, ValueMatch, CANARY, MAX_WEIGHT_BP, STABLE,
 };
 use crate::upstream::Upstreams;
 
@@ -66,6 +66,11 @@ impl Compiler {
                     format!("{path}.match.hosts[{j}]"),
                     format!("`{host}` is not a host or `*.suffix`"),
                 );
+            }
+        }
+        if let PortMatch::Only(ports) | PortMatch::Except(ports) = &rs.ports {
+            if ports.contains(&0) {
+                errors.push(format!("{path}.ports"), "0 is not a port");
             }
         }
         if rs.matches.is_empty() {
@@ -346,14 +351,15 @@ fn matchers(specs: &[HeaderMatchSpec], path: &str, errors: &mut TableErrors) -> 
     out
 }
 
-/// Two routes with the same hosts and the same match: the second could never match.
+/// Two routes with the same hosts, ports and match: the second could never match.
 fn check_overlaps(spec: &TableSpec, errors: &mut TableErrors) {
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, r) in spec.routes.iter().enumerate() {
         let mut hosts: Vec<String> = r.hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
         hosts.sort();
+        let ports = &r.ports;
         for m in &r.matches {
-            let key = format!("{hosts:?}|{m:?}");
+            let key = format!("{hosts:?}|{ports:?}|{m:?}");
             match seen.get(&key) {
                 Some(&first) if first != i => errors.push(
                     format!("routes[{i}].match"),
@@ -402,8 +408,10 @@ fn index(spec: TableSpec, routes: Vec<Arc<Route>>) -> RouteTable {
     exact.values_mut().for_each(order);
     wildcard.values_mut().for_each(order);
     order(&mut any);
+    let by_port = routes.iter().any(|r| r.spec.ports != PortMatch::Any);
     RouteTable {
         generation: 0,
+        by_port,
         spec,
         hosts: HostIndex::new(exact, wildcard.into_iter().collect(), any),
         entries,

@@ -29,7 +29,7 @@ pub use url_filters::{check_hostname, check_path_modifier, PathEdit, Redirect, R
 
 pub(crate) use matcher::prefix_matches;
 
-use crate::authority::host_bytes;
+use crate::authority::{host_bytes, request_port};
 use hosts::HostIndex;
 use spec::TableSpec;
 
@@ -41,6 +41,9 @@ pub struct RouteTable {
     entries: Vec<(usize, usize)>,
     /// Host → candidate entries, each list most specific match first.
     hosts: HostIndex,
+    /// Some route serves only some request ports (GAMMA parentRef ports): only then is a
+    /// request's port read.
+    by_port: bool,
 }
 
 impl RouteTable {
@@ -52,6 +55,7 @@ impl RouteTable {
             routes: Vec::new(),
             entries: Vec::new(),
             hosts: HostIndex::default(),
+            by_port: false,
         }
     }
 
@@ -72,16 +76,19 @@ impl RouteTable {
     }
 
     /// Exact host first, then the longest wildcard suffix, then host-less routes; within each,
-    /// the most specific match that holds (`Match::precedence`: Gateway API's order). `target`
-    /// is the whole request target, query included.
+    /// the most specific match that holds (`Match::precedence`: Gateway API's order) on a
+    /// route that serves the request's port. `target` is the whole request target, query
+    /// included; `tls` says which port a host without one was addressed to.
     pub fn find<F: Fields + ?Sized>(
         &self,
         host: Option<&[u8]>,
+        tls: bool,
         method: &[u8],
         target: &[u8],
         headers: &F,
     ) -> Option<&Arc<Route>> {
-        let request = (method, target, headers);
+        let port = self.by_port.then(|| request_port(host, tls));
+        let request = (method, target, headers, port);
         if let Some(host) = host.map(host_bytes) {
             let exact = self.hosts.exact(host).into_iter();
             for candidates in exact.chain(self.hosts.wildcards(host)) {
@@ -96,15 +103,17 @@ impl RouteTable {
     fn first<F: Fields + ?Sized>(
         &self,
         candidates: &[usize],
-        (method, target, headers): (&[u8], &[u8], &F),
+        (method, target, headers, port): (&[u8], &[u8], &F, Option<u16>),
     ) -> Option<&Arc<Route>> {
         candidates.iter().find_map(|&e| {
             let (i, j) = self.entries[e];
             let route = &self.routes[i];
-            route
-                .matches(j)
-                .matches(method, target, headers)
-                .then_some(route)
+            (port.is_none_or(|p| route.spec.ports.admits(p))
+                && route.matches(j).matches(method, target, headers))
+            .then_some(route)
         })
     }
 }
+
+#[cfg(test)]
+mod ports_tests;

@@ -29,10 +29,10 @@
 //! once the table carrying it is in force: every test with a route waits for its status before
 //! its requests, so that an expected 404 is weir's answer, not its start.
 //!
-//! **The Service port.** The Services have two HTTP ports (80 and 8080). weir serves one port
-//! of a Service (it does not read a request's destination port): the weir under test is
-//! configured with `kube.ports: {SERVICE: http}`, the port a client reaches with no port in its
-//! URL, which is where every upstream case but MeshPorts' goes.
+//! **The Service port.** The Services have two HTTP ports (80 and 8080). weir reads the port a
+//! request was addressed to from its Host (`echo-v1:8080`; none is 80), as MeshPorts' cases
+//! send it; the weir under test is configured with `kube.ports: {SERVICE: http}`, the Service's
+//! default port (also the one for ports the Service does not have).
 //!
 //! | upstream test | here |
 //! |---|---|
@@ -45,7 +45,7 @@
 //! | MeshHTTPRouteRequestHeaderModifier | `request_header_modifier` |
 //! | (ResponseHeaderModification over a Service: MeshFrontend's filter, the Gateway test's cases) | `response_header_modifier` |
 //! | MeshFrontend | `frontend` (its pod-IP case apart, ignored) |
-//! | MeshPorts | `ports` (ignored: parentRef port) |
+//! | MeshPorts | `ports` |
 //! | MeshConsumerRoute | `consumer_route` (with a ReferenceGrant added, and the upstream manifest as is; ignored apart: the producer client's case) |
 //! | weir's own: two Services told apart by Host | `services_by_host` |
 //! | weir's own: no status for a Service not served | `status_other_service` |

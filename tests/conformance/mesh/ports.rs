@@ -6,7 +6,6 @@ use super::{status, Sidecar, ECHO_V1, ECHO_V2, MESH_NS};
 use crate::harness::roundtrip::request;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: parentRef port (MeshPorts) — weir applies a route for one Service port to all of them, and serves one port of each Service (issue 47)"]
 async fn mesh_ports() {
     let sidecar = Sidecar {
         services: &[ECHO_V1, ECHO_V2],

@@ -32,6 +32,8 @@ pub fn service_addresses(
 
 /// The ready endpoints of `namespace/service` for the Service port numbered `port` (an
 /// HTTPRoute backendRef's), or the port the config or the Service makes the only choice.
+/// The config (`kube.ports`) chooses only where the reference names no port of a Service
+/// seen.
 pub fn resolve(
     cfg: &KubeSourceConfig,
     obs: &Observed,
@@ -51,6 +53,9 @@ pub fn resolve(
         .then(|| cfg.ports.get(service).or(cfg.default_port.as_ref()))
         .flatten();
     let known = obs.services.get(&format!("{namespace}/{service}"));
+    // A reference that names a port of a Service seen gets that port: the config chooses only
+    // for references that name none.
+    let configured = configured.filter(|_| port.is_none() || known.is_none());
     let choice: Choice = match (configured, known) {
         (Some(PortRef::Number(n)), _) => Choice::Target(*n),
         (Some(PortRef::Name(name)), _) => Choice::Named(Some(name.clone()), None),

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use weir_proxy::table::spec::{
-    BackendSpec, HeaderEdits, HeaderMatchSpec, MatchSpec, MirrorSpec, Origin, PathMatch,
+    BackendSpec, HeaderEdits, HeaderMatchSpec, MatchSpec, MirrorSpec, Origin, PathMatch, PortMatch,
     QueryMatchSpec, RouteSpec, TableSpec, UpstreamProtocol, ValueMatch, WeightedBackend, CANARY,
     MAX_WEIGHT_BP, STABLE,
 };
@@ -27,6 +27,7 @@ use super::httproute::{
     BackendRefView, FilterView, HeaderFilterView, HttpRouteView, MatchView, ObjectRef, ParentRef,
     RuleView, ValueView,
 };
+use super::mesh;
 use super::observed::Observed;
 use crate::config::{HttpRouteParents, HttpRoutesSource, KubeSourceConfig};
 
@@ -80,30 +81,10 @@ fn our_parents<'r>(
                 names_gateway(gateway, &route.namespace, p)
                     .then(|| (p, attach(gateway, route, p, &obs.namespaces)))
             }
+            // A producer route (in the Services' namespace) or a consumer route (in another
+            // watched namespace) naming one of the Services served.
             HttpRouteParents::Services(services) => {
-                // A producer route (in the Services' namespace) or a consumer route (in
-                // another watched namespace) naming one of the Services served.
-                let namespace = p.namespace.as_deref().unwrap_or(&route.namespace);
-                let ours = super::httproute::is_core_group(p.group())
-                    && p.kind() == "Service"
-                    && namespace == cfg.namespace
-                    && services.contains(&p.name);
-                ours.then(|| {
-                    // GAMMA ignores a route's hostnames: the Service is the host. One Service
-                    // served: every request is for it; several: its names tell them apart.
-                    let hosts = match services.len() {
-                        1 => Hosts::Any,
-                        _ => Hosts::Only(service_hosts(&cfg.namespace, &p.name)),
-                    };
-                    (
-                        p,
-                        Ok(Attached {
-                            hosts,
-                            listeners: Vec::new(),
-                            port: None,
-                        }),
-                    )
-                })
+                mesh::attach_service(obs, &cfg.namespace, services, route, p).map(|o| (p, o))
             }
         })
         .collect()
@@ -140,9 +121,9 @@ pub fn translate(
     let mut seen_matches = BTreeSet::new();
     let mut rules_served = 0;
     let mut served_routes = 0;
-    // GAMMA: the Services some route attaches to (their own endpoints no longer serve what
-    // no rule matches: the route's presence replaces the Service's implicit routing).
-    let mut routed_services = BTreeSet::new();
+    // GAMMA: the Service ports some route attaches to (their own endpoints no longer serve
+    // what no rule matches: the route's presence replaces the Service's implicit routing).
+    let mut coverage = mesh::Coverage::new();
     // Per listener, the routes attached to it (a route counts once however many refs).
     let mut per_listener: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
     for (route, parents) in &attached_routes {
@@ -172,9 +153,27 @@ pub fn translate(
         };
         let (specs, conditions) =
             translate_route(cfg, obs, route, parent_namespace, &mut out.warnings);
-        if hosts != Hosts::Disjoint {
-            for (p, _) in parents.iter().filter(|(_, o)| o.is_ok()) {
-                routed_services.insert(p.name.clone());
+        // GAMMA: the Service ports the route serves (a parentRef with none: all of them).
+        let mut route_ports = PortMatch::Any;
+        if let HttpRouteParents::Services(_) = &source.parents {
+            let mut by_port = BTreeMap::<&str, BTreeSet<u16>>::new();
+            let mut any_port = false;
+            for (p, outcome) in parents {
+                if let Ok(a) = outcome {
+                    mesh::cover(&mut coverage, &p.name, a.port);
+                    match a.port {
+                        Some(port) => {
+                            by_port.entry(&p.name).or_default().insert(port);
+                        }
+                        None => any_port = true,
+                    }
+                }
+            }
+            // One PortMatch per route: exact for the usual one Service per route; a route
+            // naming several served Services with different ports serves the union.
+            if let (false, Some((service, _))) = (any_port, by_port.first_key_value()) {
+                let ports = by_port.values().flatten().copied().collect();
+                route_ports = mesh::port_match(cfg, obs, service, &ports);
             }
         }
         let filters_ok = conditions.iter().any(|c| c.kind == "Accepted" && c.status);
@@ -186,6 +185,7 @@ pub fn translate(
                     Hosts::Only(h) => h.clone(),
                     _ => Vec::new(),
                 };
+                spec.ports = route_ports.clone();
                 // A redirect with neither port nor scheme keeps the listener's port (the
                 // Gateway's, which the request's Host need not carry).
                 if let Some(redirect) = &mut spec.redirect {
@@ -237,8 +237,9 @@ pub fn translate(
     for spec in &mut out.routes {
         let mut hosts = spec.hosts.clone();
         hosts.sort();
+        let ports = &spec.ports;
         spec.matches.retain(|m| {
-            let fresh = seen_matches.insert(format!("{hosts:?}|{m:?}"));
+            let fresh = seen_matches.insert(format!("{hosts:?}|{ports:?}|{m:?}"));
             if !fresh {
                 out.warnings.push(format!(
                     "{}: a match that an earlier rule already has is never used",
@@ -256,10 +257,11 @@ pub fn translate(
     for base in &cfg.base.routes {
         let mut hosts = base.hosts.clone();
         hosts.sort();
+        let ports = &base.ports;
         if base
             .matches
             .iter()
-            .any(|m| seen_matches.contains(&format!("{hosts:?}|{m:?}")))
+            .any(|m| seen_matches.contains(&format!("{hosts:?}|{ports:?}|{m:?}")))
         {
             out.warnings.push(format!(
                 "config route {}: an HTTPRoute has the same match and takes precedence",
@@ -270,15 +272,10 @@ pub fn translate(
         table.routes.push(base.clone());
     }
     if let HttpRouteParents::Services(services) = &source.parents {
-        let unrouted: Vec<String> = services
-            .iter()
-            .filter(|s| !routed_services.contains(*s))
-            .cloned()
-            .collect();
-        for fallback in service_fallbacks(cfg, obs, &unrouted, services.len(), &mut out.warnings) {
+        for fallback in mesh::service_fallbacks(cfg, obs, services, &coverage, &mut out.warnings) {
             let mut hosts = fallback.hosts.clone();
             hosts.sort();
-            let key = format!("{hosts:?}|{:?}", fallback.matches[0]);
+            let key = format!("{hosts:?}|{:?}|{:?}", fallback.ports, fallback.matches[0]);
             // A rule of an HTTPRoute already takes every request for the Service.
             if seen_matches.insert(key) {
                 table.routes.push(fallback);
@@ -290,56 +287,6 @@ pub fn translate(
         attached_routes.len()
     );
     (table, out)
-}
-
-/// The names a client reaches a Service by, in-cluster DNS.
-fn service_hosts(namespace: &str, service: &str) -> Vec<String> {
-    vec![
-        service.to_string(),
-        format!("{service}.{namespace}"),
-        format!("{service}.{namespace}.svc"),
-        format!("{service}.{namespace}.svc.cluster.local"),
-    ]
-}
-
-/// In a mesh, a request for a served Service that no HTTPRoute attaches to goes to that
-/// Service's own endpoints, as if weir were not there: one catch-all route per such Service.
-/// (Once a route attaches, its rules replace the Service's implicit routing — GEP-1294's
-/// route presence — and a request none of them matches gets 404, as the mesh conformance
-/// tests expect.) `served` is how many Services this weir serves: with one, every request is
-/// for it.
-fn service_fallbacks(
-    cfg: &KubeSourceConfig,
-    obs: &Observed,
-    services: &[String],
-    served: usize,
-    warnings: &mut Vec<String>,
-) -> Vec<RouteSpec> {
-    let mut out = Vec::new();
-    for service in services {
-        let endpoints = resolve(cfg, obs, &cfg.namespace, service, None, warnings);
-        if endpoints.addresses.is_empty() {
-            continue;
-        }
-        let mut backend = BackendSpec::new(endpoints.addresses);
-        if endpoints.h2c {
-            backend.protocol = UpstreamProtocol::Http2;
-        }
-        let mut spec = RouteSpec::new(format!("service/{}/{service}", cfg.namespace), backend);
-        spec.backends[0].name = service.clone();
-        spec.hosts = match served {
-            1 => Vec::new(),
-            _ => service_hosts(&cfg.namespace, service),
-        };
-        spec.origin = Some(Origin {
-            kind: "Service".to_string(),
-            namespace: cfg.namespace.clone(),
-            name: service.clone(),
-            generation: 0,
-        });
-        out.push(spec);
-    }
-    out
 }
 
 /// One HTTPRoute: its rules as routes, and its conditions.

@@ -31,6 +31,7 @@ pub mod gateway_view;
 pub mod hostnames;
 pub mod httproute;
 pub mod lease;
+mod mesh;
 pub mod objects;
 mod observed;
 mod plan;
