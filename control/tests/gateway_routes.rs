@@ -804,3 +804,52 @@ fn a_mesh_route_for_one_service_port_leaves_the_others_to_the_service() {
         Some(("service/default/shop:9901".into(), "127.0.0.1:9901".into()))
     );
 }
+
+/// An edge weir whose Gateway has listeners on several ports: a route is served on the ports of
+/// the listeners that took it, for the hosts each took it for; where those differ by port, one
+/// route per port group, named after its ports.
+#[test]
+fn a_route_on_listeners_of_two_ports_is_served_per_port() {
+    let edge = source(HttpRouteParents::Gateway {
+        name: "gw".into(),
+        namespace: None,
+        section_name: None,
+    });
+    let cfg = config(edge.clone());
+    let route = json!({
+        "apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"parentRefs": [{"name": "gw"}],
+                 "rules": [{"backendRefs": [{"name": "shop", "port": 80}]}]},
+    });
+    let mut obs = observed(&[route], &["shop"]);
+    obs.gateway = Some(
+        GatewayView::parse(&json!({
+            "metadata": {"name": "gw", "namespace": "default"},
+            "spec": {"gatewayClassName": "weir", "listeners": [
+                {"name": "foo", "port": 80, "protocol": "HTTP", "hostname": "foo.com"},
+                {"name": "bar", "port": 8080, "protocol": "HTTP", "hostname": "bar.com"}]},
+        }))
+        .unwrap(),
+    );
+    let (table, t) = translate(&cfg, &edge, &obs);
+    assert_eq!(condition(&t.statuses[0], "Accepted"), (true, "Accepted"));
+    let names: Vec<&str> = table.routes.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["default/web/0@80", "default/web/0@8080"]);
+    let compiled = compile(&table);
+    let find = |host: &str| {
+        compiled
+            .find(
+                Some(host.as_bytes()),
+                false,
+                b"GET",
+                b"/",
+                &http::HeaderMap::new(),
+            )
+            .map(|r| r.name.to_string())
+    };
+    assert_eq!(find("foo.com").as_deref(), Some("default/web/0@80"));
+    assert_eq!(find("bar.com:8080").as_deref(), Some("default/web/0@8080"));
+    assert_eq!(find("bar.com"), None);
+    assert_eq!(find("foo.com:8080"), None);
+}

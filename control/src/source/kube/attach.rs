@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use super::gateway_view::{GatewayView, ListenerView, NamespaceView};
 use super::hostnames::{intersect, Hosts};
 use super::httproute::{HttpRouteView, ParentRef, GATEWAY_GROUP};
+use weir_proxy::table::spec::PortMatch;
 
 /// A parentRef attached to one or more listeners.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -20,8 +21,79 @@ pub struct Attached {
     pub hosts: Hosts,
     /// The listeners (by name) that took it.
     pub listeners: Vec<String>,
-    /// Their port when they share one (a redirect without a port or scheme keeps it).
+    /// Their port when they share one (a redirect without a port or scheme keeps it). For a
+    /// Service parent (GAMMA): the Service port the parentRef names.
     pub port: Option<u16>,
+    /// Per port of the listeners that took it, the hosts it is served for there.
+    pub per_port: BTreeMap<u16, Hosts>,
+}
+
+/// Where a route's rules are served: for these hosts, on these request ports; a redirect with
+/// neither port nor scheme keeps `listener_port`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Serving {
+    pub hosts: Hosts,
+    pub ports: PortMatch,
+    pub listener_port: Option<u16>,
+}
+
+/// The hosts and ports an edge route is served on, through the parentRefs that attached it.
+/// A Gateway whose HTTP listeners share one port: one group, any request port (a request's
+/// Host need not name the listener's port, as behind a port-forward). Listeners on several
+/// ports: a request is served by the routes of the listeners on its port (its Host's, else 80,
+/// or 443 over TLS), one group per set of hosts (usually one: a route on listeners `:80` and
+/// `:443` for the same hostname serves both ports).
+pub fn serving(gateway: &GatewayView, attached: &[&Attached]) -> Vec<Serving> {
+    let mut hosts = Hosts::Disjoint;
+    let mut per_port: BTreeMap<u16, Hosts> = BTreeMap::new();
+    for a in attached {
+        hosts = hosts.union(a.hosts.clone());
+        for (port, here) in &a.per_port {
+            let entry = per_port.entry(*port).or_insert(Hosts::Disjoint);
+            *entry = entry.clone().union(here.clone());
+        }
+    }
+    if hosts == Hosts::Disjoint {
+        return Vec::new();
+    }
+    let mut gateway_ports: Vec<u16> = gateway
+        .listeners
+        .iter()
+        .filter(|l| takes_http_routes(l))
+        .map(|l| l.port)
+        .collect();
+    gateway_ports.sort_unstable();
+    gateway_ports.dedup();
+    let one = |ports: &[u16]| match ports {
+        [one] => Some(*one),
+        _ => None,
+    };
+    if gateway_ports.len() <= 1 {
+        let ports: Vec<u16> = per_port.keys().copied().collect();
+        return vec![Serving {
+            hosts,
+            ports: PortMatch::Any,
+            listener_port: one(&ports),
+        }];
+    }
+    let mut groups: Vec<(Hosts, Vec<u16>)> = Vec::new();
+    for (port, mut hosts) in per_port {
+        if let Hosts::Only(h) = &mut hosts {
+            h.sort();
+        }
+        match groups.iter_mut().find(|(h, _)| *h == hosts) {
+            Some((_, ports)) => ports.push(port),
+            None => groups.push((hosts, vec![port])),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(hosts, ports)| Serving {
+            hosts,
+            listener_port: one(&ports),
+            ports: PortMatch::Only(ports),
+        })
+        .collect()
 }
 
 /// Why a parentRef naming this Gateway attaches to no listener (`Accepted` False).
@@ -111,6 +183,7 @@ pub fn attach(
     let mut hosts = Hosts::Disjoint;
     let mut listeners = Vec::new();
     let mut ports = Vec::new();
+    let mut per_port: BTreeMap<u16, Hosts> = BTreeMap::new();
     let mut allowed_somewhere = false;
     for l in candidates {
         if supported_kinds(l).is_empty()
@@ -123,6 +196,8 @@ pub fn attach(
         if here == Hosts::Disjoint {
             continue;
         }
+        let at_port = per_port.entry(l.port).or_insert(Hosts::Disjoint);
+        *at_port = at_port.clone().union(here.clone());
         hosts = hosts.union(here);
         listeners.push(l.name.clone());
         if !ports.contains(&l.port) {
@@ -155,6 +230,7 @@ pub fn attach(
             [one] => Some(*one),
             _ => None,
         },
+        per_port,
     })
 }
 
@@ -214,6 +290,65 @@ mod tests {
         let a = attach(&gw, &r, &parent(None, Some(80)), &ns).unwrap();
         assert_eq!(a.listeners, ["http", "bar"]);
         assert_eq!(a.hosts, Hosts::Any);
+    }
+
+    #[test]
+    fn listeners_on_several_ports_serve_each_port_its_own_hosts() {
+        let gw = GatewayView::parse(&json!({
+            "metadata": {"name": "gw", "namespace": "infra"},
+            "spec": {"gatewayClassName": "weir", "listeners": [
+                {"name": "foo", "port": 80, "protocol": "HTTP", "hostname": "foo.com"},
+                {"name": "foo-tls", "port": 443, "protocol": "HTTPS", "hostname": "foo.com"},
+                {"name": "bar", "port": 8080, "protocol": "HTTP", "hostname": "bar.com"},
+            ]}
+        }))
+        .unwrap();
+        let ns = BTreeMap::new();
+        let r = route("infra", &[]);
+        let all = attach(&gw, &r, &parent(None, None), &ns).unwrap();
+        // foo.com on 80 and 443 alike (one group), bar.com on 8080 only.
+        assert_eq!(
+            serving(&gw, &[&all]),
+            [
+                Serving {
+                    hosts: Hosts::Only(vec!["foo.com".into()]),
+                    ports: PortMatch::Only(vec![80, 443]),
+                    listener_port: None,
+                },
+                Serving {
+                    hosts: Hosts::Only(vec!["bar.com".into()]),
+                    ports: PortMatch::Only(vec![8080]),
+                    listener_port: Some(8080),
+                },
+            ]
+        );
+        // One Gateway port (the usual one listener): any request port, as before ports were
+        // read.
+        let mut one = gateway();
+        one.listeners.retain(|l| l.port != 8080);
+        let a = attach(&one, &r, &parent(Some("http"), None), &ns).unwrap();
+        let bar = attach(&one, &r, &parent(Some("bar"), None), &ns).unwrap();
+        let s = serving(&one, &[&a, &bar]);
+        assert_eq!(s.len(), 1);
+        assert_eq!(
+            (&s[0].ports, s[0].listener_port),
+            (&PortMatch::Any, Some(80))
+        );
+        // The test Gateway has HTTP listeners on 80 and 8080 (and a TCP one, not counted): a
+        // route attached on 8080 serves 8080 only, one on 80 port 80 only.
+        let one = gateway();
+        let a = attach(&one, &r, &parent(Some("http"), None), &ns).unwrap();
+        assert_eq!(serving(&one, &[&a])[0].ports, PortMatch::Only(vec![80]));
+        let mut labels = BTreeMap::new();
+        labels.insert(
+            "infra".to_string(),
+            NamespaceView {
+                labels: [("team".to_string(), "web".to_string())].into(),
+                ..NamespaceView::default()
+            },
+        );
+        let sel = attach(&one, &r, &parent(Some("sel"), None), &labels).unwrap();
+        assert_eq!(serving(&one, &[&sel])[0].ports, PortMatch::Only(vec![8080]));
     }
 
     #[test]

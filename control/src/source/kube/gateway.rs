@@ -16,7 +16,7 @@ use weir_proxy::table::spec::{
     MAX_WEIGHT_BP, STABLE,
 };
 
-use super::attach::{attach, names_gateway, Attached, Refused as NotAttached};
+use super::attach::{self, attach, names_gateway, Attached, Refused as NotAttached};
 use super::certificates::{listener_certificates, ListenerCertificate};
 pub use super::condition::Condition;
 use super::endpoints::resolve;
@@ -127,12 +127,8 @@ pub fn translate(
     // Per listener, the routes attached to it (a route counts once however many refs).
     let mut per_listener: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
     for (route, parents) in &attached_routes {
-        let mut hosts = Hosts::Disjoint;
-        let mut ports = BTreeSet::new();
         for (_, outcome) in parents {
             if let Ok(a) = outcome {
-                hosts = hosts.union(a.hosts.clone());
-                ports.insert(a.port);
                 for l in &a.listeners {
                     per_listener
                         .entry(l.clone())
@@ -141,10 +137,6 @@ pub fn translate(
                 }
             }
         }
-        let listener_port = match (ports.len(), ports.first()) {
-            (1, Some(port)) => *port,
-            _ => None,
-        };
         // A consumer route (GAMMA) may send to its parent Service's namespace without a grant:
         // the route's parentRef already names it.
         let parent_namespace = match &source.parents {
@@ -153,46 +145,47 @@ pub fn translate(
         };
         let (specs, conditions) =
             translate_route(cfg, obs, route, parent_namespace, &mut out.warnings);
-        // GAMMA: the Service ports the route serves (a parentRef with none: all of them).
-        let mut route_ports = PortMatch::Any;
-        if let HttpRouteParents::Services(_) = &source.parents {
-            let mut by_port = BTreeMap::<&str, BTreeSet<u16>>::new();
-            let mut any_port = false;
-            for (p, outcome) in parents {
-                if let Ok(a) = outcome {
-                    mesh::cover(&mut coverage, &p.name, a.port);
-                    match a.port {
-                        Some(port) => {
-                            by_port.entry(&p.name).or_default().insert(port);
-                        }
-                        None => any_port = true,
-                    }
-                }
+        // The hosts and request ports its rules are served for.
+        let attached: Vec<(&ParentRef, &Attached)> = parents
+            .iter()
+            .filter_map(|(p, o)| o.as_ref().ok().map(|a| (*p, a)))
+            .collect();
+        let serving = match (&source.parents, &obs.gateway) {
+            (HttpRouteParents::Services(_), _) => mesh::serving(cfg, obs, &attached, &mut coverage),
+            (HttpRouteParents::Gateway { .. }, Some(gateway)) => {
+                let attached: Vec<&Attached> = attached.iter().map(|(_, a)| *a).collect();
+                attach::serving(gateway, &attached)
             }
-            // One PortMatch per route: exact for the usual one Service per route; a route
-            // naming several served Services with different ports serves the union.
-            if let (false, Some((service, _))) = (any_port, by_port.first_key_value()) {
-                let ports = by_port.values().flatten().copied().collect();
-                route_ports = mesh::port_match(cfg, obs, service, &ports);
-            }
-        }
+            (HttpRouteParents::Gateway { .. }, None) => Vec::new(),
+        };
         let filters_ok = conditions.iter().any(|c| c.kind == "Accepted" && c.status);
         // Served only when some parent took it and weir can carry out all of its filters.
-        if filters_ok && hosts != Hosts::Disjoint {
+        if filters_ok && !serving.is_empty() {
             served_routes += 1;
-            for mut spec in specs {
-                spec.hosts = match &hosts {
-                    Hosts::Only(h) => h.clone(),
-                    _ => Vec::new(),
-                };
-                spec.ports = route_ports.clone();
-                // A redirect with neither port nor scheme keeps the listener's port (the
-                // Gateway's, which the request's Host need not carry).
-                if let Some(redirect) = &mut spec.redirect {
-                    redirect.listener_port = listener_port;
+            for spec in specs {
+                for (k, group) in serving.iter().enumerate() {
+                    let mut spec = spec.clone();
+                    // Listeners on other ports with other hostnames: one route per group,
+                    // named after its ports.
+                    if k > 0 || serving.len() > 1 {
+                        if let PortMatch::Only(ports) = &group.ports {
+                            let ports: Vec<String> = ports.iter().map(u16::to_string).collect();
+                            spec.name = format!("{}@{}", spec.name, ports.join(","));
+                        }
+                    }
+                    spec.hosts = match &group.hosts {
+                        Hosts::Only(h) => h.clone(),
+                        _ => Vec::new(),
+                    };
+                    spec.ports = group.ports.clone();
+                    // A redirect with neither port nor scheme keeps the listener's port (the
+                    // Gateway's, which the request's Host need not carry).
+                    if let Some(redirect) = &mut spec.redirect {
+                        redirect.listener_port = group.listener_port;
+                    }
+                    out.routes.push(spec);
                 }
                 rules_served += 1;
-                out.routes.push(spec);
             }
         }
         for (parent, outcome) in parents {

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use weir_proxy::table::spec::{BackendSpec, Origin, PortMatch, RouteSpec, UpstreamProtocol};
 
-use super::attach::{Attached, Refused};
+use super::attach::{Attached, Refused, Serving};
 use super::endpoints::resolve;
 use super::hostnames::Hosts;
 use super::httproute::{is_core_group, HttpRouteView, ParentRef};
@@ -94,7 +94,50 @@ pub fn attach_service(
         hosts,
         listeners: Vec::new(),
         port,
+        per_port: BTreeMap::new(),
     }))
+}
+
+/// Where a route attached through `parents` (each a served Service, with the Service port it
+/// names, if any) is served: the union of the Services' names, on the ports named — all of
+/// them when some parentRef names none. The ports are recorded in `coverage`. One group per
+/// route: exact for the usual route of one Service; a route naming several served Services
+/// with different ports serves the union of their ports for all of them.
+pub fn serving(
+    cfg: &KubeSourceConfig,
+    obs: &Observed,
+    parents: &[(&ParentRef, &Attached)],
+    coverage: &mut Coverage,
+) -> Vec<Serving> {
+    let mut hosts = Hosts::Disjoint;
+    let mut named = BTreeSet::new();
+    let mut any_port = false;
+    for (parent, a) in parents {
+        hosts = hosts.union(a.hosts.clone());
+        cover(coverage, &parent.name, a.port);
+        match a.port {
+            Some(port) => {
+                named.insert(port);
+            }
+            None => any_port = true,
+        }
+    }
+    if hosts == Hosts::Disjoint {
+        return Vec::new();
+    }
+    let ports = match (any_port, parents.first()) {
+        (false, Some((parent, _))) => port_match(cfg, obs, &parent.name, &named),
+        _ => PortMatch::Any,
+    };
+    let listener_port = match (any_port, named.len(), named.first()) {
+        (false, 1, Some(port)) => Some(*port),
+        _ => None,
+    };
+    vec![Serving {
+        hosts,
+        ports,
+        listener_port,
+    }]
 }
 
 /// The Service port a parentRef names by `port` and/or `sectionName` (both must then agree),
