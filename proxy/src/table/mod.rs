@@ -87,28 +87,50 @@ impl RouteTable {
         target: &[u8],
         headers: &F,
     ) -> Option<&Arc<Route>> {
-        let port = self.by_port.then(|| request_port(host, tls));
-        let request = (method, target, headers, port);
+        // Two copies of the walk: the usual table (no route with ports) neither reads the
+        // request's port nor tests a route's, and keeps the other copy out of its own code.
+        match self.by_port {
+            false => self.walk::<false, F>(host, (method, target, headers, 0)),
+            true => self.find_by_port(host, tls, (method, target, headers)),
+        }
+    }
+
+    #[inline(never)]
+    fn find_by_port<F: Fields + ?Sized>(
+        &self,
+        host: Option<&[u8]>,
+        tls: bool,
+        (method, target, headers): (&[u8], &[u8], &F),
+    ) -> Option<&Arc<Route>> {
+        let port = request_port(host, tls);
+        self.walk::<true, F>(host, (method, target, headers, port))
+    }
+
+    fn walk<const BY_PORT: bool, F: Fields + ?Sized>(
+        &self,
+        host: Option<&[u8]>,
+        request: (&[u8], &[u8], &F, u16),
+    ) -> Option<&Arc<Route>> {
         if let Some(host) = host.map(host_bytes) {
             let exact = self.hosts.exact(host).into_iter();
             for candidates in exact.chain(self.hosts.wildcards(host)) {
-                if let Some(found) = self.first(candidates, request) {
+                if let Some(found) = self.first::<BY_PORT, F>(candidates, request) {
                     return Some(found);
                 }
             }
         }
-        self.first(self.hosts.any(), request)
+        self.first::<BY_PORT, F>(self.hosts.any(), request)
     }
 
-    fn first<F: Fields + ?Sized>(
+    fn first<const BY_PORT: bool, F: Fields + ?Sized>(
         &self,
         candidates: &[usize],
-        (method, target, headers, port): (&[u8], &[u8], &F, Option<u16>),
+        (method, target, headers, port): (&[u8], &[u8], &F, u16),
     ) -> Option<&Arc<Route>> {
         candidates.iter().find_map(|&e| {
             let (i, j) = self.entries[e];
             let route = &self.routes[i];
-            (port.is_none_or(|p| route.spec.ports.admits(p))
+            ((!BY_PORT || route.spec.ports.admits(port))
                 && route.matches(j).matches(method, target, headers))
             .then_some(route)
         })
