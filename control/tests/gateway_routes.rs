@@ -664,7 +664,8 @@ fn redirects_and_rewrites_are_translated_and_bad_values_refused() {
 /// makes the route serve that Service port only; the request's port is its Host's, a Host
 /// without one port 80, and a port the Service does not have goes to the default port (`http`)
 /// as a sidecar's clients may address weir's own port. A Service port no route covers goes to
-/// its own endpoints; a parentRef naming a port the Service lacks is `NoMatchingParent`.
+/// its own endpoints; a parentRef naming a port the Service lacks is `NoMatchingParent`; a
+/// request addressed to a pod of the Service goes to that pod.
 #[test]
 fn a_mesh_route_for_one_service_port_leaves_the_others_to_the_service() {
     let mesh = source(HttpRouteParents::Services(vec!["shop".into()]));
@@ -778,6 +779,18 @@ fn a_mesh_route_for_one_service_port_leaves_the_others_to_the_service() {
     );
     assert_eq!(find(&compiled, "shop:9901", "/v2/items"), None);
     assert_eq!(find(&compiled, "shop", "/debug/vars"), None);
+    // Addressed to one of the Service's pods (its IP and a port of its slices), not to the
+    // Service: passed to that pod untouched by the routes (MeshFrontend).
+    for (host, pod) in [
+        ("127.0.0.1:9000", "127.0.0.1:9000"),
+        ("127.0.0.1:9901", "127.0.0.1:9901"),
+    ] {
+        assert_eq!(
+            find(&compiled, host, "/v2/items"),
+            Some((format!("pod/default/{pod}"), pod.to_string())),
+            "{host}"
+        );
+    }
 
     // With the port-80 route alone, the admin port is the Service's own, on its target port;
     // the UDP port is no HTTP route's.

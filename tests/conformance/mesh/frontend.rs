@@ -24,7 +24,6 @@ async fn mesh_frontend() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs: a request addressed to a pod's IP (not to a served Service's name) passed to that address untouched; weir routes by the names of the Services it serves only (issue 47)"]
 async fn mesh_frontend_pod_ip() {
     let (suite, to) = super::start(71, &[MANIFEST], SIDECAR).await;
     status::route_must_be_accepted(&suite.cluster, (MESH_NS, "mesh-frontend"), 0).await;

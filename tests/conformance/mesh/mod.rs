@@ -44,7 +44,7 @@
 //! | MeshHTTPRouteWeight | `weight` |
 //! | MeshHTTPRouteRequestHeaderModifier | `request_header_modifier` |
 //! | (ResponseHeaderModification over a Service: MeshFrontend's filter, the Gateway test's cases) | `response_header_modifier` |
-//! | MeshFrontend | `frontend` (its pod-IP case apart, ignored) |
+//! | MeshFrontend | `frontend` (its pod-IP case apart: `frontend_pod_ip`) |
 //! | MeshPorts | `ports` |
 //! | MeshConsumerRoute | `consumer_route` (with a ReferenceGrant added, and the upstream manifest as is; ignored apart: the producer client's case) |
 //! | weir's own: two Services told apart by Host | `services_by_host` |

@@ -274,6 +274,7 @@ pub fn translate(
                 table.routes.push(fallback);
             }
         }
+        table.routes.extend(mesh::pod_routes(cfg, obs, services));
     }
     out.summary = format!(
         "{} HTTPRoute(s) name this weir, {served_routes} attached, {rules_served} rule(s) served",

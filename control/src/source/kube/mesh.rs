@@ -324,3 +324,51 @@ fn fallback(
     });
     Some(spec)
 }
+
+/// A request addressed to a pod of a served Service — its IP and one of its slices' ports, as a
+/// client that resolved the pod itself sends it — not to the Service's name: passed to that pod
+/// and port as if weir were not there, whatever routes the Service has (MeshFrontend: routes
+/// apply to a Service's frontend only). Only the served Services' own pods are reached this
+/// way: a Host naming any other address is no route's, never an open relay.
+pub fn pod_routes(cfg: &KubeSourceConfig, obs: &Observed, services: &[String]) -> Vec<RouteSpec> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for slice in obs.slices.values() {
+        let Some(service) = slice.service.as_ref().filter(|s| services.contains(s)) else {
+            continue;
+        };
+        if slice.namespace != cfg.namespace || slice.address_type == "FQDN" {
+            continue;
+        }
+        for port in slice.ports.iter().filter(|p| p.protocol == "TCP") {
+            let Some(number) = port.port else {
+                continue;
+            };
+            for address in slice.endpoints.iter().flat_map(|e| &e.addresses) {
+                if !seen.insert((address.clone(), number)) {
+                    continue;
+                }
+                let upstream = match address.contains(':') {
+                    true => format!("[{address}]:{number}"),
+                    false => format!("{address}:{number}"),
+                };
+                let mut backend = BackendSpec::new([upstream.clone()]);
+                if port.app_protocol.as_deref() == Some("kubernetes.io/h2c") {
+                    backend.protocol = UpstreamProtocol::Http2;
+                }
+                let mut spec = RouteSpec::new(format!("pod/{}/{upstream}", cfg.namespace), backend);
+                spec.backends[0].name = service.clone();
+                spec.hosts = vec![address.to_ascii_lowercase()];
+                spec.ports = PortMatch::Only(vec![number]);
+                spec.origin = Some(Origin {
+                    kind: "EndpointSlice".to_string(),
+                    namespace: slice.namespace.clone(),
+                    name: slice.name.clone(),
+                    generation: 0,
+                });
+                out.push(spec);
+            }
+        }
+    }
+    out
+}
