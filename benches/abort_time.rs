@@ -134,6 +134,7 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>, every: u64) -> Option
         route: "web".into(),
         state_file: None,
         abort_ramp: None,
+        notifier: Default::default(),
     };
     let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
     let handle = weir_control::rollout::start(plan, settings, base, plane.clone(), ctx).ok()?;

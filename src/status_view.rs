@@ -65,6 +65,16 @@ pub fn render(s: &RolloutStatus) -> String {
     if let Some(problem) = &s.state_file_error {
         out.push_str(&format!("State:     ⚠ not saved: {problem}\n"));
     }
+    for hook in &s.notifications {
+        out.push_str(&format!(
+            "Webhook:   {}: {} delivered, {} failed, {} dropped",
+            hook.name, hook.delivered, hook.failed, hook.dropped
+        ));
+        if let Some(why) = &hook.last_error {
+            out.push_str(&format!(" (last: {why})"));
+        }
+        out.push('\n');
+    }
     out.push_str("Steps:\n");
     for step in &s.steps {
         let mark = match step.state {

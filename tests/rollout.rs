@@ -14,26 +14,6 @@ use common::client::H1;
 use common::load::Load;
 use common::weir::Weir;
 
-const LIVE_TEMPLATE: &str = r#"
-apiVersion: argoproj.io/v1alpha1
-kind: AnalysisTemplate
-metadata:
-  name: live
-spec:
-  args:
-  - name: route
-  metrics:
-  - name: success-rate
-    initialDelay: 1s
-    interval: 1s
-    failureLimit: 1
-    inconclusiveLimit: 20
-    successCondition: result >= 0.98
-    provider:
-      plugin:
-        weir/live: {route: "{{args.route}}", backend: canary, metric: success-rate, window: 5s, minRequests: 30}
-"#;
-
 fn rollout_yaml(steps: &str) -> String {
     format!(
         "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: shop}}\nspec:\n  replicas: 3\n  strategy:\n    canary:\n\
@@ -92,7 +72,7 @@ async fn the_builtin_provider_aborts_a_canary_whose_5xx_jump_to_5_percent() {
         stable.addr,
         canary.addr,
         &rollout_yaml("      - setWeight: 20\n      - pause: {}\n"),
-        LIVE_TEMPLATE,
+        common::LIVE_TEMPLATE,
         "",
     );
     let load = Load::start(weir.addr, 300, Duration::from_secs(40));
@@ -147,7 +127,7 @@ async fn a_healthy_canary_under_the_same_noise_is_promoted() {
         stable.addr,
         canary.addr,
         &rollout_yaml(steps),
-        LIVE_TEMPLATE,
+        common::LIVE_TEMPLATE,
         "",
     );
     let load = Load::start(weir.addr, 300, Duration::from_secs(40));
@@ -197,7 +177,7 @@ async fn operators_promote_abort_and_retry_through_the_cli() {
         stable.addr,
         canary.addr,
         &rollout_yaml(steps),
-        LIVE_TEMPLATE,
+        common::LIVE_TEMPLATE,
         "",
     );
     weir.wait_rollout(Duration::from_secs(5), |s| {
@@ -254,7 +234,7 @@ async fn mutating_calls_need_the_token_off_loopback() {
         rollout_yaml("      - setWeight: 10\n      - pause: {}\n"),
     )
     .unwrap();
-    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), common::LIVE_TEMPLATE).unwrap();
     std::fs::write(dir.join("token"), "s3cret\n").unwrap();
     let yaml = config_yaml(stable.addr, canary.addr, "  token_file: token\n").replace(
         "admin: {address: \"127.0.0.1:0\"}",
@@ -308,7 +288,7 @@ async fn state_survives_a_restart_and_a_malformed_state_file_holds_at_zero() {
         "      - setWeight: 10\n      - pause: {}\n      - setWeight: 30\n      - pause: {}\n";
     let dir = common::temp_dir("rollout-state");
     std::fs::write(dir.join("rollout.yaml"), rollout_yaml(steps)).unwrap();
-    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), common::LIVE_TEMPLATE).unwrap();
     std::fs::write(
         dir.join("weir.yaml"),
         config_yaml(stable.addr, canary.addr, "  state_file: state.json\n"),
@@ -388,7 +368,7 @@ async fn set_header_route_and_mirror_route_steps_drive_the_data_plane() {
         stable.addr,
         canary.addr,
         rollout,
-        LIVE_TEMPLATE,
+        common::LIVE_TEMPLATE,
         "  route: web\n",
     );
     weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 3)
@@ -446,7 +426,7 @@ async fn an_abort_survives_a_sigkill_in_the_middle_of_its_ramp() {
     let dir = common::temp_dir("rollout-ramp-kill");
     let steps = "      - setWeight: 60\n      - pause: {}\n";
     std::fs::write(dir.join("rollout.yaml"), rollout_yaml(steps)).unwrap();
-    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), common::LIVE_TEMPLATE).unwrap();
     // A slow ramp: 10 points every 2 s would take 10 s to reach 0.
     let extra = "  state_file: state.json\n  abort_ramp: {step: 10, interval: 2s}\n";
     std::fs::write(
@@ -486,7 +466,7 @@ async fn an_abort_ramp_steps_the_weight_down() {
         stable.addr,
         canary.addr,
         &rollout_yaml("      - setWeight: 50\n      - pause: {}\n"),
-        LIVE_TEMPLATE,
+        common::LIVE_TEMPLATE,
         ramp,
     );
     weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 2)
@@ -539,7 +519,7 @@ async fn a_cross_site_request_cannot_abort_but_weirs_own_clients_can() {
         stable.addr,
         canary.addr,
         &rollout_yaml("      - setWeight: 20\n      - pause: {}\n"),
-        LIVE_TEMPLATE,
+        common::LIVE_TEMPLATE,
         "",
     );
     weir.wait_rollout(Duration::from_secs(5), |s| s["step"] == 2)
@@ -589,7 +569,7 @@ async fn a_state_file_that_cannot_be_written_is_reported_and_loses_nothing() {
     let steps =
         "      - setWeight: 10\n      - pause: {}\n      - setWeight: 30\n      - pause: {}\n";
     std::fs::write(dir.join("rollout.yaml"), rollout_yaml(steps)).unwrap();
-    std::fs::write(dir.join("analysis.yaml"), LIVE_TEMPLATE).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), common::LIVE_TEMPLATE).unwrap();
     std::fs::create_dir(dir.join("state")).unwrap();
     let extra = "  state_file: state/rollout.json\n";
     std::fs::write(

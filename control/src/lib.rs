@@ -10,6 +10,7 @@ pub mod history;
 pub mod inject;
 /// Where a field path is in YAML text: the line numbers of config and manifest errors.
 mod locate;
+pub mod notify;
 pub mod owner;
 pub mod rollout;
 pub mod source;

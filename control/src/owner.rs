@@ -21,6 +21,7 @@ use weir_proxy::DataPlane;
 
 use crate::analysis::ProviderContext;
 use crate::config::{Config, RolloutConfig};
+use crate::notify::{Notifier, WebhookConfig};
 use crate::rollout::setup::prepare;
 use crate::rollout::RolloutHandle;
 use crate::source::kube::KubeHandle;
@@ -75,6 +76,8 @@ pub struct TableOwner {
     owner: Owner,
     /// The `rollout:` section the rollout started with: changing it takes a restart.
     rollout_config: Option<RolloutConfig>,
+    /// The webhooks it started with: the same.
+    notifications: Vec<WebhookConfig>,
 }
 
 impl TableOwner {
@@ -83,8 +86,9 @@ impl TableOwner {
     pub async fn start(config: &Config, plane: Arc<DataPlane>) -> Result<TableOwner, String> {
         let source = config.source_file.display();
         let owner = if let Some(rc) = &config.rollout {
-            let (plan, settings) =
+            let (plan, mut settings) =
                 prepare(rc, &config.table).map_err(|e| format!("{source}: {e}"))?;
+            settings.notifier = Arc::new(Notifier::start(&config.notifications, &plane.metrics));
             let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
             let handle =
                 crate::rollout::start(plan, settings, config.table.clone(), plane.clone(), ctx)
@@ -109,6 +113,7 @@ impl TableOwner {
             plane,
             owner,
             rollout_config: config.rollout.clone(),
+            notifications: config.notifications.clone(),
         })
     }
 
@@ -140,6 +145,9 @@ impl TableOwner {
         }
         if config.rollout != self.rollout_config {
             tracing::warn!("the rollout section changed in the config: that takes a restart");
+        }
+        if config.notifications != self.notifications {
+            tracing::warn!("the notifications section changed in the config: that takes a restart");
         }
         // Checked first, so a table the data plane refuses changes nothing.
         self.plane

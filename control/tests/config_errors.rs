@@ -396,3 +396,44 @@ fn listener_tls_is_files_or_the_gateways() {
         Some(weir_proxy::listen::spec::ListenerTls::Installed)
     );
 }
+
+/// `notifications:`: each problem at its path — an event that does not exist (the known ones
+/// listed), a format, a missing URL, a Secret with no `rollout.secrets_dir`, two webhooks of one
+/// name, and webhooks with no rollout to tell of.
+#[test]
+fn notifications_are_checked_field_by_field() {
+    let errors = errors(&with_route(
+        "notifications:\n\
+         - url: https://hooks.example.com/a\n  events: [aborted, exploded]\n  format: teams\n\
+         - url: https://hooks.example.com/b\n  headers: {Authorization: {secret: {name: hooks, key: token}}}\n\
+         - format: slack\n\
+         - url: ftp://example.com/\n",
+    ));
+    find(
+        &errors,
+        "notifications[0].events[1]",
+        "\"exploded\" is not an event: one of step-reached, paused, promoted",
+    );
+    find(
+        &errors,
+        "notifications[0].format",
+        "\"teams\" is not a format",
+    );
+    find(
+        &errors,
+        "notifications[1].name",
+        "another webhook is named \"hooks.example.com\"",
+    );
+    find(
+        &errors,
+        "notifications[1].headers.Authorization",
+        "rollout.secrets_dir, which is not set",
+    );
+    find(&errors, "notifications[2]", "give the webhook's `url`");
+    find(
+        &errors,
+        "notifications[3].url",
+        "must start with http:// or https://",
+    );
+    find(&errors, "notifications", "this config has no `rollout:`");
+}

@@ -12,6 +12,29 @@ pub mod webdriver;
 pub mod weir;
 
 use std::path::PathBuf;
+
+/// An AnalysisTemplate over the built-in provider: the canary's success rate on the route the
+/// `route` argument names, over 5 s, at least 0.98, measured each second from the first.
+pub const LIVE_TEMPLATE: &str = r#"
+apiVersion: argoproj.io/v1alpha1
+kind: AnalysisTemplate
+metadata:
+  name: live
+spec:
+  args:
+  - name: route
+  metrics:
+  - name: success-rate
+    initialDelay: 1s
+    interval: 1s
+    failureLimit: 1
+    inconclusiveLimit: 20
+    successCondition: result >= 0.98
+    provider:
+      plugin:
+        weir/live: {route: "{{args.route}}", backend: canary, metric: success-rate, window: 5s, minRequests: 30}
+"#;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// A fresh directory under the system temp dir (never in the repository, fixtures included).

@@ -37,6 +37,8 @@ pub struct Config {
     pub rollout: Option<RolloutConfig>,
     /// The Kubernetes source, its `base` being this config's table.
     pub kube: Option<KubeSourceConfig>,
+    /// Webhooks told of the rollout's events.
+    pub notifications: Vec<crate::notify::WebhookConfig>,
 }
 
 /// The `rollout:` section, paths resolved. The manifests themselves are read by `argo`.

@@ -29,6 +29,54 @@ pub struct RawConfig {
     /// Follow the weights Argo Rollouts decides in a Kubernetes cluster.
     #[serde(default)]
     pub kube: Option<RawKube>,
+    /// Webhooks told of the rollout's events.
+    #[serde(default)]
+    pub notifications: Vec<RawWebhook>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a webhook: {url or url_file, format, headers, timeout, retries, events}"
+)]
+pub struct RawWebhook {
+    /// How logs, metrics and the page name it; default: its URL's host.
+    pub name: Option<String>,
+    pub url: Option<String>,
+    /// The URL read from a file at each delivery (a Slack webhook URL is a secret).
+    pub url_file: Option<PathBuf>,
+    /// `json` (default) or `slack`.
+    pub format: Option<String>,
+    #[serde(default)]
+    pub headers: std::collections::BTreeMap<String, RawHeaderValue>,
+    /// Per attempt (default 5s).
+    pub timeout: Option<ConfigDuration>,
+    /// Attempts after a failed first one (default 3).
+    pub retries: Option<u32>,
+    /// Before the first retry, doubled for each next (default 1s).
+    pub backoff: Option<ConfigDuration>,
+    /// Which events; default every one.
+    #[serde(default)]
+    pub events: Vec<String>,
+}
+
+/// A header's value: written out, from a file, or from a mounted Secret's key.
+#[derive(Debug, Deserialize)]
+#[serde(
+    untagged,
+    expecting = "a header value: a string, {file: PATH} or {secret: {name, key}}"
+)]
+pub enum RawHeaderValue {
+    Literal(String),
+    File { file: PathBuf },
+    Secret { secret: RawSecretKey },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a Secret's key: {name, key}")]
+pub struct RawSecretKey {
+    pub name: String,
+    pub key: String,
 }
 
 #[derive(Debug, Deserialize)]

@@ -12,6 +12,7 @@ use weir_proxy::DataPlane;
 
 use super::analysis::{start_run, Run};
 use super::compose::{compose, revision};
+use super::events;
 use super::machine::{self, advance, Command, Traffic, Wait};
 use super::metrics::RolloutMetrics;
 use super::persist;
@@ -19,6 +20,8 @@ use super::plan::Plan;
 use super::state::{Phase, RolloutState};
 use super::status::{status, RolloutStatus, StatusView};
 use crate::analysis::provider::ProviderContext;
+use crate::analysis::{Phase as RunPhase, RunStatus};
+use crate::notify::{EventKind, Notifier};
 
 /// Optional gradual abort: the weight steps down instead of dropping to 0 at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +45,8 @@ pub struct RolloutSettings {
     pub route: String,
     pub state_file: Option<PathBuf>,
     pub abort_ramp: Option<AbortRamp>,
+    /// Where its events go (`notifications:`); none by default.
+    pub notifier: Arc<Notifier>,
 }
 
 /// Puts the config's table, with the rollout's traffic on its route, in force. Config reloads
@@ -175,7 +180,7 @@ pub fn start(
         background: None,
         state_file_error: None,
     }));
-    let driver = Driver {
+    let mut driver = Driver {
         plan,
         settings,
         applier: applier.clone(),
@@ -188,6 +193,8 @@ pub fn start(
         ramping: None,
         state_file_error: None,
         status: status_tx,
+        published: None,
+        last_verdict: None,
     };
     driver.publish();
     tokio::spawn(driver.run(commands_rx, revision_rx));
@@ -212,6 +219,11 @@ struct Driver {
     /// The last save failed, and why (cleared by the next save that works).
     state_file_error: Option<String>,
     status: watch::Sender<RolloutStatus>,
+    /// The status published last: the next one's difference from it is the events to tell.
+    published: Option<RolloutStatus>,
+    /// The last analysis run that finished Failed, Error or Inconclusive: the evidence an
+    /// abort it caused is told with (the run itself is gone from the status by then).
+    last_verdict: Option<RunStatus>,
 }
 
 impl Driver {
@@ -250,18 +262,21 @@ impl Driver {
                     let result = machine::command(&self.plan.steps, &mut self.state, command, now_ms());
                     if let Ok(done) = &result {
                         tracing::info!(rollout = %self.plan.rollout.name, ?command, "{done}");
+                        if matches!(command, Command::Promote | Command::PromoteFull) {
+                            self.tell(EventKind::Promoted, Vec::new());
+                        }
                     }
                     answer = Some((reply, result));
                 }
                 verdict = wait_run(self.step_run.as_ref().map(|(_, r)| r)) => {
                     if let Some((step, run)) = self.step_run.take() {
-                        self.metrics.analysis_finished(&run.status());
+                        self.analysis_finished(run.status());
                         machine::step_analysis_done(&mut self.state, step, verdict, now_ms());
                     }
                 }
                 verdict = wait_run(self.background.as_ref()) => {
                     if let Some(run) = self.background.take() {
-                        self.metrics.analysis_finished(&run.status());
+                        self.analysis_finished(run.status());
                         machine::background_analysis_done(&mut self.state, verdict);
                     }
                 }
@@ -429,7 +444,26 @@ impl Driver {
         }
     }
 
-    fn publish(&self) {
+    /// A run's end: counted, and told when it is not a success.
+    fn analysis_finished(&mut self, run: RunStatus) {
+        self.metrics.analysis_finished(&run);
+        let kind = match run.phase {
+            RunPhase::Failed | RunPhase::Error => EventKind::AnalysisFailed,
+            RunPhase::Inconclusive => EventKind::AnalysisInconclusive,
+            _ => return,
+        };
+        self.tell(kind, vec![run_json(&run)]);
+        self.last_verdict = Some(run);
+    }
+
+    /// Hands an event, as of the status in force, to the webhooks.
+    fn tell(&self, kind: EventKind, evidence: Vec<serde_json::Value>) {
+        let status = self.status.borrow();
+        let event = events::event(kind, &status, evidence, now_ms());
+        self.settings.notifier.notify(&event);
+    }
+
+    fn publish(&mut self) {
         self.metrics.observe(&self.state, &self.traffic);
         let step_run = self.step_run.as_ref().map(|(i, r)| (*i, r.status()));
         let background = self.background.as_ref().map(|r| r.status());
@@ -445,8 +479,29 @@ impl Driver {
             background,
             state_file_error: self.state_file_error.as_deref(),
         };
-        self.status.send_replace(status(view));
+        let mut next = status(view);
+        next.notifications = self.settings.notifier.status();
+        if let Some(prev) = &self.published {
+            for kind in events::between(prev, &next) {
+                // An abort is told with the verdict that caused it, if one did.
+                let mut evidence: Vec<serde_json::Value> = next.runs().map(run_json).collect();
+                if kind == EventKind::Aborted {
+                    evidence.extend(self.last_verdict.as_ref().map(run_json));
+                }
+                let event = events::event(kind, &next, evidence, now_ms());
+                self.settings.notifier.notify(&event);
+            }
+        }
+        // What is compared next time: without the deliveries, which change on their own.
+        let mut compared = next.clone();
+        compared.notifications.clear();
+        self.published = Some(compared);
+        self.status.send_replace(next);
     }
+}
+
+fn run_json(run: &RunStatus) -> serde_json::Value {
+    serde_json::to_value(run).unwrap_or_default()
 }
 
 async fn wait_run(run: Option<&Run>) -> machine::Verdict {

@@ -6,6 +6,7 @@
 mod analysis;
 pub mod compose;
 pub mod driver;
+pub mod events;
 pub mod machine;
 mod metrics;
 pub mod persist;

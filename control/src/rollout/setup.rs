@@ -60,6 +60,8 @@ pub fn prepare(cfg: &RolloutConfig, table: &TableSpec) -> Result<(Plan, RolloutS
         abort_ramp: cfg
             .abort_ramp
             .map(|(step_bp, interval)| AbortRamp { step_bp, interval }),
+        // The owner starts the config's webhooks (they need the runtime and the registry).
+        notifier: Default::default(),
     };
     Ok((plan, settings))
 }

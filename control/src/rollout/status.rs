@@ -8,6 +8,7 @@ use super::machine::Traffic;
 use super::plan::{describe, Plan};
 use super::state::{Phase, RolloutState};
 use crate::analysis::RunStatus;
+use crate::notify::WebhookStatus;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RolloutStatus {
@@ -36,6 +37,9 @@ pub struct RolloutStatus {
     /// memory, and a restart would resume from the last state saved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_file_error: Option<String>,
+    /// Each webhook's deliveries (`notifications:`), when there are any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notifications: Vec<WebhookStatus>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -168,5 +172,6 @@ pub fn status(v: StatusView) -> RolloutStatus {
             background: v.background,
         },
         state_file_error: v.state_file_error.map(str::to_string),
+        notifications: Vec::new(),
     }
 }

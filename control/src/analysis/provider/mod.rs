@@ -2,7 +2,7 @@
 
 mod builtin;
 mod compare;
-mod http;
+pub(crate) mod http;
 mod jsonpath;
 mod prometheus;
 #[cfg(test)]

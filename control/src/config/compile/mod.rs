@@ -7,6 +7,7 @@ mod backend;
 mod header;
 mod kube;
 mod listener;
+mod notifications;
 mod rollout;
 mod route;
 mod url_filters;
@@ -37,6 +38,15 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         .map(|r| rollout::rollout(r, &routes, &mut check));
     let table = TableSpec { routes };
     let kube = raw.kube.as_ref().map(|k| kube::kube(k, &table, &mut check));
+    let secrets_dir = rollout.as_ref().and_then(|r| r.secrets_dir.clone());
+    let notifications =
+        notifications::notifications(&raw.notifications, secrets_dir.as_deref(), &mut check);
+    if !raw.notifications.is_empty() && raw.rollout.is_none() {
+        check.report(
+            "notifications",
+            "webhooks are told of a rollout's events: this config has no `rollout:`",
+        );
+    }
     if raw.kube.is_some() && raw.rollout.is_some() {
         check.report(
             "kube",
@@ -54,6 +64,7 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         source_file: file.to_path_buf(),
         rollout,
         kube,
+        notifications,
     })
 }
 
