@@ -87,7 +87,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging();
+    // The demo's own status lines are what a first-time user reads: its log says only what
+    // went wrong, unless WEIR_LOG asks for more.
+    init_logging(match cli.command {
+        Command::Demo(_) => "warn",
+        _ => "info",
+    });
     let runtime = match workers::main_runtime() {
         Ok(rt) => rt,
         Err(err) => {
@@ -131,9 +136,10 @@ fn main() -> ExitCode {
     }
 }
 
-fn init_logging() {
+/// `default` unless `WEIR_LOG` says otherwise (`WEIR_LOG=debug`, `WEIR_LOG=weir_control=debug`).
+fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

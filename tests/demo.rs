@@ -38,6 +38,8 @@ fn the_demo_aborts_the_regressed_canary_with_the_reason() {
     let lines = out.lines().filter(|l| l.starts_with('[')).count();
     assert!(lines >= 2, "{out}");
     assert!(out.contains("success") && out.contains("p99"), "{out}");
+    // The log stays at warn: no INFO lines between the status lines.
+    assert!(!out.contains(" INFO "), "{out}");
 }
 
 #[test]
