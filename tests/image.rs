@@ -125,6 +125,7 @@ fn image_name_is_the_same_everywhere() {
     }
     let mut paths = vec![
         Path::new(ROOT).join("README.md"),
+        Path::new(ROOT).join("docs/image.md"),
         Path::new(ROOT).join("Containerfile"),
     ];
     files(&Path::new(ROOT).join("deploy"), &mut paths);
@@ -147,7 +148,7 @@ fn image_name_is_the_same_everywhere() {
             seen += 1;
         }
     }
-    // The README's build command, the Containerfile's, the edge and sidecar Deployments.
+    // docs/image.md's build command, the Containerfile's, the edge and sidecar Deployments.
     assert!(seen >= 4, "only {seen} references to {want}");
 }
 

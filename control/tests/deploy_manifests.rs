@@ -12,7 +12,7 @@ use weir_control::argo::{lint, load_files};
 use weir_control::inject::{inject, InjectOptions};
 
 const DEPLOY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../deploy");
-const README: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md");
+const METRICS_DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/metrics.md");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/argo-rollouts");
 
 // ---------------------------------------------------------------------------------------------
@@ -773,9 +773,9 @@ fn deploy_edge_mounts_the_tls_secret_where_the_config_looks() {
 // ---------------------------------------------------------------------------------------------
 // Grafana.
 
-/// Metric names in README.md's metrics reference.
+/// Metric names in the metrics reference (docs/metrics.md).
 fn documented_metrics() -> BTreeSet<String> {
-    let readme = std::fs::read_to_string(README).unwrap();
+    let readme = std::fs::read_to_string(METRICS_DOC).unwrap();
     readme
         .lines()
         .filter_map(|l| l.strip_prefix("| `weir_"))
@@ -832,7 +832,7 @@ fn deploy_grafana_dashboard_queries_weirs_metrics() {
                     .find_map(|s| m.strip_suffix(s).filter(|b| documented.contains(*b)))
                     .unwrap_or(&m)
                     .to_string();
-                assert!(documented.contains(&base), "{title}: {m} is not in README");
+                assert!(documented.contains(&base), "{title}: {m} is not in docs/metrics.md");
                 used.insert(base);
             }
         }
@@ -951,7 +951,7 @@ fn deploy_kustomize_overlays_build() {
 // The weir containers: the image the Containerfile builds, locked down, writing nothing.
 
 /// The image's name everywhere: Cargo.toml's version (the workspace's), as the Containerfile is
-/// tagged in the README and as `weir inject` writes it.
+/// tagged in docs/image.md and as `weir inject` writes it.
 fn weir_image() -> String {
     format!("weir:{}", env!("CARGO_PKG_VERSION"))
 }
