@@ -95,7 +95,14 @@ fuzz_target!(|data: &[u8]| {
         list: &head.list,
     };
     let method = &data[head.method.clone()];
-    let raw = match_route(table, head.host(data), false, method, head.target(data), &fields);
+    let raw = match_route(
+        table,
+        head.host(data),
+        false,
+        method,
+        head.target(data),
+        &fields,
+    );
     if let Some(route) = raw {
         let _ = Exchange::choose(route, &fields);
     }
@@ -110,7 +117,14 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     if map.len() == head.list.fields.len() {
-        let mapped = match_route(table, head.host(data), false, method, head.target(data), &map);
+        let mapped = match_route(
+            table,
+            head.host(data),
+            false,
+            method,
+            head.target(data),
+            &map,
+        );
         assert_eq!(
             raw.map(|r| &r.name),
             mapped.map(|r| &r.name),
