@@ -137,7 +137,14 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>, every: u64) -> Option
         notifier: Default::default(),
     };
     let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
-    let handle = weir_control::rollout::start(plan, settings, base, plane.clone(), ctx).ok()?;
+    let handle = weir_control::rollout::start(
+        plan,
+        settings,
+        weir_control::rollout::Applier::new(plane.clone(), base),
+        plane.clone(),
+        ctx,
+    )
+    .ok()?;
     let listener = bind("127.0.0.1:0".parse().ok()?).await.ok()?;
     let addr = listener.local_addr().ok()?;
     let (stop, shutdown) = Shutdown::new();

@@ -23,7 +23,7 @@ use crate::analysis::ProviderContext;
 use crate::config::{Config, RolloutConfig};
 use crate::notify::{Notifier, WebhookConfig};
 use crate::rollout::setup::prepare;
-use crate::rollout::RolloutHandle;
+use crate::rollout::{Applier, RolloutHandle};
 use crate::source::kube::KubeHandle;
 
 /// The Kubernetes source as the owner holds it: replaced on every reload, read by /ready.
@@ -90,9 +90,14 @@ impl TableOwner {
                 prepare(rc, &config.table).map_err(|e| format!("{source}: {e}"))?;
             settings.notifier = Arc::new(Notifier::start(&config.notifications, &plane.metrics));
             let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
-            let handle =
-                crate::rollout::start(plan, settings, config.table.clone(), plane.clone(), ctx)
-                    .map_err(|e| format!("{source}: {e}"))?;
+            let handle = crate::rollout::start(
+                plan,
+                settings,
+                Applier::new(plane.clone(), config.table.clone()),
+                plane.clone(),
+                ctx,
+            )
+            .map_err(|e| format!("{source}: {e}"))?;
             Owner::Rollout(handle)
         } else if let Some(cfg) = &config.kube {
             // The file's table serves until the cluster has been listed.

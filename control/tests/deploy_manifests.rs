@@ -832,7 +832,10 @@ fn deploy_grafana_dashboard_queries_weirs_metrics() {
                     .find_map(|s| m.strip_suffix(s).filter(|b| documented.contains(*b)))
                     .unwrap_or(&m)
                     .to_string();
-                assert!(documented.contains(&base), "{title}: {m} is not in docs/metrics.md");
+                assert!(
+                    documented.contains(&base),
+                    "{title}: {m} is not in docs/metrics.md"
+                );
                 used.insert(base);
             }
         }

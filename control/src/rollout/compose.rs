@@ -20,8 +20,14 @@ fn value(m: &StringMatch) -> ValueMatch {
 /// the route's own, so Argo's routes win.
 pub fn compose(base: &TableSpec, route: &str, traffic: &Traffic) -> TableSpec {
     let mut table = base.clone();
+    apply(&mut table, route, traffic);
+    table
+}
+
+/// `compose` in place: one rollout's traffic on its route of `table`.
+pub fn apply(table: &mut TableSpec, route: &str, traffic: &Traffic) {
     let Some(r) = table.routes.iter_mut().find(|r| r.name == route) else {
-        return table;
+        return;
     };
     if traffic.promoted {
         // The canary's version is stable now: it takes stable's place and all the traffic.
@@ -32,7 +38,7 @@ pub fn compose(base: &TableSpec, route: &str, traffic: &Traffic) -> TableSpec {
             r.set_canary(None);
         }
         r.set_canary_weight_bp(0);
-        return table;
+        return;
     }
     let weight_bp = if r.canary().is_some() {
         traffic.weight_bp
@@ -80,7 +86,6 @@ pub fn compose(base: &TableSpec, route: &str, traffic: &Traffic) -> TableSpec {
                 .collect(),
         });
     }
-    table
 }
 
 /// Identity of the canary version: a new one restarts the steps.

@@ -2,16 +2,14 @@
 //! clocks, analysis runs, the data plane, the state file and operators' commands.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::sync::{mpsc, oneshot, watch};
-use weir_proxy::table::spec::TableSpec;
-use weir_proxy::table::TableErrors;
 use weir_proxy::DataPlane;
 
 use super::analysis::{start_run, Run};
-use super::compose::{compose, revision};
+use super::applier::Applier;
 use super::events;
 use super::machine::{self, advance, Command, Traffic, Wait};
 use super::metrics::RolloutMetrics;
@@ -47,40 +45,6 @@ pub struct RolloutSettings {
     pub abort_ramp: Option<AbortRamp>,
     /// Where its events go (`notifications:`); none by default.
     pub notifier: Arc<Notifier>,
-}
-
-/// Puts the config's table, with the rollout's traffic on its route, in force. Config reloads
-/// go through here too, so a reload never undoes a rollout's weight.
-pub struct Applier {
-    plane: Arc<DataPlane>,
-    route: String,
-    inner: Mutex<(TableSpec, Traffic)>,
-    revision: watch::Sender<String>,
-}
-
-impl Applier {
-    /// A new config table (a reload). Refused tables leave everything as it was.
-    pub fn set_base(&self, base: TableSpec) -> Result<u64, TableErrors> {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let generation = self.plane.apply(&compose(&base, &self.route, &inner.1))?;
-        let rev = revision(&base, &self.route);
-        inner.0 = base;
-        self.revision.send_if_modified(|r| {
-            let changed = *r != rev;
-            *r = rev;
-            changed
-        });
-        Ok(generation)
-    }
-
-    fn set_traffic(&self, traffic: Traffic) -> Result<u64, TableErrors> {
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let generation = self
-            .plane
-            .apply(&compose(&inner.0, &self.route, &traffic))?;
-        inner.1 = traffic;
-        Ok(generation)
-    }
 }
 
 type Reply = oneshot::Sender<Result<String, String>>;
@@ -122,18 +86,19 @@ fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Starts the driver task. `base` is the config's table; it is put in force (with the
-/// rollout's traffic) before this returns.
+/// Starts the driver task of a rollout on `settings.route`, its traffic composed by `applier`
+/// (shared by every rollout of the process) onto the config's table and put in force before
+/// this returns.
 pub fn start(
     plan: Plan,
     settings: RolloutSettings,
-    base: TableSpec,
+    applier: Arc<Applier>,
     plane: Arc<DataPlane>,
     ctx: Arc<ProviderContext>,
 ) -> Result<RolloutHandle, String> {
+    let revision_rx = applier.drive(&settings.route)?;
+    let rev = revision_rx.borrow().clone();
     let metrics = RolloutMetrics::register(&plane.metrics, &plan.rollout.name);
-    let rev = revision(&base, &settings.route);
-    let (revision_tx, revision_rx) = watch::channel(rev.clone());
     let now = now_ms();
 
     // Resume where we were; a state file that cannot be used holds the rollout at weight 0
@@ -160,14 +125,8 @@ pub fn start(
         }
     };
     let traffic = machine::traffic(&plan.steps, &state);
-    let applier = Arc::new(Applier {
-        plane: plane.clone(),
-        route: settings.route.clone(),
-        inner: Mutex::new((base.clone(), Traffic::default())),
-        revision: revision_tx,
-    });
     applier
-        .set_traffic(traffic.clone())
+        .set_traffic(&settings.route, traffic.clone())
         .map_err(|e| format!("the routing table was refused:\n{e}"))?;
 
     let (commands_tx, commands_rx) = mpsc::channel(16);
@@ -399,7 +358,11 @@ impl Driver {
                     weight_bp: ramping.weight_bp,
                     ..Traffic::default()
                 };
-                if self.applier.set_traffic(step.clone()).is_ok() {
+                if self
+                    .applier
+                    .set_traffic(&self.settings.route, step.clone())
+                    .is_ok()
+                {
                     tracing::info!(rollout = %self.plan.rollout.name, weight = step.weight_bp as f64 / 100.0, "abort ramp");
                     self.traffic = step;
                 }
@@ -407,7 +370,10 @@ impl Driver {
             }
             self.ramping = None;
         }
-        match self.applier.set_traffic(target.clone()) {
+        match self
+            .applier
+            .set_traffic(&self.settings.route, target.clone())
+        {
             Ok(generation) => {
                 tracing::info!(rollout = %self.plan.rollout.name, weight = target.weight_bp as f64 / 100.0, promoted = target.promoted, generation, "traffic in force");
                 self.traffic = target;

@@ -4,6 +4,7 @@
 //! `compose` turns a rollout's traffic into the table the data plane serves.
 
 mod analysis;
+pub mod applier;
 pub mod compose;
 pub mod driver;
 pub mod events;
@@ -16,7 +17,8 @@ pub mod setup;
 pub mod state;
 pub mod status;
 
-pub use driver::{start, AbortRamp, Applier, RolloutHandle, RolloutSettings};
+pub use applier::Applier;
+pub use driver::{start, AbortRamp, RolloutHandle, RolloutSettings};
 pub use machine::Command;
 pub use plan::Plan;
 pub use state::{Phase, RolloutState};
