@@ -58,8 +58,11 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
     },
-    /// Show the rollout of a running weir (like `kubectl argo rollouts get rollout`).
+    /// Show a rollout of a running weir (like `kubectl argo rollouts get rollout`); with several
+    /// and no NAME, a line each (like `kubectl argo rollouts list rollouts`).
     Status {
+        /// Which rollout (needed only when the weir runs several).
+        name: Option<String>,
         #[command(flatten)]
         remote: remote::Remote,
         /// Redraw every second.
@@ -68,6 +71,8 @@ enum Command {
     },
     /// Move the rollout past its current pause or analysis (`--full`: to full promotion).
     Promote {
+        /// Which rollout (needed only when the weir runs several).
+        name: Option<String>,
         #[command(flatten)]
         remote: remote::Remote,
         #[arg(long)]
@@ -75,11 +80,15 @@ enum Command {
     },
     /// Abort the rollout: canary weight 0.
     Abort {
+        /// Which rollout (needed only when the weir runs several).
+        name: Option<String>,
         #[command(flatten)]
         remote: remote::Remote,
     },
     /// Start an aborted rollout's steps again.
     Retry {
+        /// Which rollout (needed only when the weir runs several).
+        name: Option<String>,
         #[command(flatten)]
         remote: remote::Remote,
     },
@@ -113,17 +122,25 @@ fn main() -> ExitCode {
             }
             Command::Lint { files } => return Ok(lint::lint(&files)),
             Command::Inject(args) => return inject::run(&args),
-            Command::Status { remote, watch } => remote::status(&remote, watch).await,
-            Command::Promote { remote, full } => {
+            Command::Status {
+                name,
+                remote,
+                watch,
+            } => remote::status(&remote, name.as_deref(), watch).await,
+            Command::Promote { name, remote, full } => {
                 let command = if full {
                     RolloutCommand::PromoteFull
                 } else {
                     RolloutCommand::Promote
                 };
-                remote::command(&remote, command).await
+                remote::command(&remote, name.as_deref(), command).await
             }
-            Command::Abort { remote } => remote::command(&remote, RolloutCommand::Abort).await,
-            Command::Retry { remote } => remote::command(&remote, RolloutCommand::Retry).await,
+            Command::Abort { name, remote } => {
+                remote::command(&remote, name.as_deref(), RolloutCommand::Abort).await
+            }
+            Command::Retry { name, remote } => {
+                remote::command(&remote, name.as_deref(), RolloutCommand::Retry).await
+            }
         }
         .map(|()| ExitCode::SUCCESS)
     });

@@ -11,7 +11,8 @@ use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 use weir_control::rollout::Command;
 
-use crate::status_view::render;
+use crate::status_view::{render, render_list};
+use weir_control::rollout::status::RolloutSummary;
 use weir_control::rollout::RolloutStatus;
 
 #[derive(clap::Args)]
@@ -48,33 +49,62 @@ async fn call(
     let resp = sender.send_request(req.body(Empty::new())?).await?;
     let status = resp.status().as_u16();
     let body = resp.into_body().collect().await?.to_bytes();
-    if status == 404 {
-        return Err(anyhow!(
-            "the weir at {} runs no rollout (its config has no `rollout:` section)",
+    match serde_json::from_slice(&body) {
+        Ok(json) => Ok((status, json)),
+        // Not the rollout API's answer: the admin listener's own 404.
+        Err(_) if status == 404 => Err(anyhow!(
+            "the weir at {} runs no rollout (its config has no `rollouts:` section)",
             remote.admin
-        ));
+        )),
+        Err(e) => Err(anyhow!("unexpected answer ({status}): {e}")),
     }
-    let json =
-        serde_json::from_slice(&body).map_err(|e| anyhow!("unexpected answer ({status}): {e}"))?;
-    Ok((status, json))
 }
 
-pub async fn status(remote: &Remote, watch: bool) -> anyhow::Result<()> {
-    loop {
-        let (code, answer) = call(remote, "GET", "/rollout").await?;
-        if code != 200 {
-            return Err(anyhow!(
-                "{}",
-                answer["error"].as_str().unwrap_or("no rollout to show")
-            ));
+/// The API's error, with the rollouts it names when it lists them.
+fn refusal(answer: &serde_json::Value, fallback: &str) -> anyhow::Error {
+    let error = answer["error"].as_str().unwrap_or(fallback);
+    match answer["rollouts"].as_array() {
+        Some(names) => {
+            let names: Vec<&str> = names.iter().filter_map(|n| n.as_str()).collect();
+            anyhow!("{error} (name one: {})", names.join(", "))
         }
-        let status: RolloutStatus = serde_json::from_value(answer)
-            .map_err(|e| anyhow!("an answer from /rollout that is not a rollout status: {e}"))?;
+        None => anyhow!("{error}"),
+    }
+}
+
+/// `/rollouts/NAME` for a named rollout, `/rollout` for the only one.
+fn base(name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("/rollouts/{name}"),
+        None => "/rollout".to_string(),
+    }
+}
+
+/// One rollout's view (named, or the only one), or with several and no name, a line each.
+pub async fn status(remote: &Remote, name: Option<&str>, watch: bool) -> anyhow::Result<()> {
+    loop {
+        let view = match name {
+            Some(name) => one(remote, name).await?,
+            None => {
+                let (code, answer) = call(remote, "GET", "/rollouts").await?;
+                if code != 200 {
+                    return Err(refusal(&answer, "no rollout to show"));
+                }
+                let list: Vec<RolloutSummary> = serde_json::from_value(answer["rollouts"].clone())
+                    .map_err(|e| {
+                        anyhow!("an answer from /rollouts that is not a list of rollouts: {e}")
+                    })?;
+                match list.as_slice() {
+                    [only] => one(remote, &only.name).await?,
+                    many => render_list(many),
+                }
+            }
+        };
         if watch {
             // Clear the screen and draw again, like `kubectl argo rollouts get --watch`.
             print!("\x1b[2J\x1b[H");
         }
-        print!("{}", render(&status));
+        print!("{view}");
         if !watch {
             return Ok(());
         }
@@ -82,19 +112,31 @@ pub async fn status(remote: &Remote, watch: bool) -> anyhow::Result<()> {
     }
 }
 
-pub async fn command(remote: &Remote, command: Command) -> anyhow::Result<()> {
-    let target = match command {
-        Command::Promote => "/rollout/promote",
-        Command::PromoteFull => "/rollout/promote?full=true",
-        Command::Abort => "/rollout/abort",
-        Command::Retry => "/rollout/retry",
+async fn one(remote: &Remote, name: &str) -> anyhow::Result<String> {
+    let (code, answer) = call(remote, "GET", &base(Some(name))).await?;
+    if code != 200 {
+        return Err(refusal(&answer, "no rollout to show"));
+    }
+    let status: RolloutStatus = serde_json::from_value(answer).map_err(|e| {
+        anyhow!("an answer from /rollouts/{name} that is not a rollout status: {e}")
+    })?;
+    Ok(render(&status))
+}
+
+pub async fn command(remote: &Remote, name: Option<&str>, command: Command) -> anyhow::Result<()> {
+    let action = match command {
+        Command::Promote => "promote",
+        Command::PromoteFull => "promote?full=true",
+        Command::Abort => "abort",
+        Command::Retry => "retry",
     };
-    let (status, answer) = call(remote, "POST", target).await?;
+    let target = format!("{}/{action}", base(name));
+    let (status, answer) = call(remote, "POST", &target).await?;
     match answer["ok"].as_str() {
         Some(done) if status == 200 => {
             println!("{done}");
             Ok(())
         }
-        _ => Err(anyhow!("{}", answer["error"].as_str().unwrap_or("refused"))),
+        _ => Err(refusal(&answer, "refused")),
     }
 }

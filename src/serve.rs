@@ -68,7 +68,7 @@ impl StopSignal {
 /// A serving weir: its data plane, its bound addresses, and how to stop it.
 pub struct Running {
     pub plane: Arc<DataPlane>,
-    /// Present when the config has a `rollout:` section.
+    /// Present when the config has exactly one rollout.
     pub rollout: Option<RolloutHandle>,
     /// Who decides the table in force: the file, the rollout or the Kubernetes source.
     owner: TableOwner,
@@ -92,14 +92,14 @@ pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running>
     plane.metrics.config_reload(true);
     tokio::spawn(plane.clone().housekeeping());
     // The page's history: sampled every second in every mode.
+    // Its events and analysis runs are the rollout's when there is one (several: routes only).
     let history = weir_control::history::spawn(plane.clone(), owner.rollout().cloned());
-    let extension = match (owner.rollout(), &config.rollout) {
-        (Some(handle), Some(rc)) => {
-            let token = token_for(config.admin.address, rc.token_file.as_deref())?;
-            crate::rollout_api::extension(Some(handle.clone()), token, owner.kube(), history)
-        }
-        _ => crate::rollout_api::extension(None, None, owner.kube(), history),
-    };
+    let mut rollouts = Vec::new();
+    for (handle, rc) in owner.rollouts().iter().zip(&config.rollouts) {
+        let token = token_for(config.admin.address, rc.token_file.as_deref())?;
+        rollouts.push((handle.clone(), token));
+    }
+    let extension = crate::rollout_api::extension(rollouts, owner.kube(), history);
     let extension = Some(extension);
 
     let (stop, shutdown) = Shutdown::new();

@@ -1,7 +1,7 @@
 //! Draws a rollout's status for a terminal, after `kubectl argo rollouts get rollout`.
 
 use weir_control::analysis::judge::Evidence;
-use weir_control::rollout::status::{RolloutStatus, StepState};
+use weir_control::rollout::status::{RolloutStatus, RolloutSummary, StepState};
 
 fn icon(phase: &str) -> &'static str {
     match phase {
@@ -42,6 +42,28 @@ fn evidence(e: &Evidence) -> String {
         line.push_str(&format!("      ({waiting})\n"));
     }
     line
+}
+
+/// Several rollouts, a line each, like `kubectl argo rollouts list rollouts`.
+pub fn render_list(list: &[RolloutSummary]) -> String {
+    let mut out = format!(
+        "{:<24} {:<12} {:<7} {:>7}  {:<20} {}\n",
+        "NAME", "STATUS", "STEP", "CANARY", "ROUTE", "MESSAGE"
+    );
+    for r in list {
+        let phase = r.phase.as_str();
+        out.push_str(&format!(
+            "{:<24} {} {:<10} {:<7} {:>6}%  {:<20} {}\n",
+            r.name,
+            icon(phase),
+            phase,
+            format!("{}/{}", r.step, r.step_count),
+            r.canary_weight,
+            r.route,
+            r.message
+        ));
+    }
+    out
 }
 
 pub fn render(s: &RolloutStatus) -> String {

@@ -3,8 +3,8 @@
 //! Three sources can decide the table, and for the life of a process exactly one does, chosen
 //! from the config when weir starts:
 //!
-//! 1. `rollout:` — weir's own rollout engine: the config's table, with the rollout's weight,
-//!    header routes and mirror on the route it drives;
+//! 1. `rollouts:` (or `rollout:`) — weir's own rollout engine: the config's table, with each
+//!    rollout's weight, header routes and mirror on the route it drives (one `Applier` for all);
 //! 2. `kube:` — the Kubernetes source: the config's table, with the followed route's endpoints
 //!    and weights from the cluster (swapped in once its watches have listed);
 //! 3. neither — the config file's table as written.
@@ -31,7 +31,7 @@ pub type SharedKube = Arc<Mutex<KubeHandle>>;
 
 enum Owner {
     File,
-    Rollout(RolloutHandle),
+    Rollouts(Arc<Applier>, Vec<RolloutHandle>),
     Kube(SharedKube),
 }
 
@@ -45,17 +45,17 @@ enum Kind {
 
 impl Kind {
     fn of(config: &Config) -> Kind {
-        match (&config.rollout, &config.kube) {
-            (Some(_), _) => Kind::Rollout,
-            (None, Some(_)) => Kind::Kube,
-            (None, None) => Kind::File,
+        match (config.rollouts.is_empty(), &config.kube) {
+            (false, _) => Kind::Rollout,
+            (true, Some(_)) => Kind::Kube,
+            (true, None) => Kind::File,
         }
     }
 
     fn name(self) -> &'static str {
         match self {
             Kind::File => "the config file",
-            Kind::Rollout => "the rollout (`rollout:`)",
+            Kind::Rollout => "the rollouts (`rollouts:`)",
             Kind::Kube => "the Kubernetes source (`kube:`)",
         }
     }
@@ -65,7 +65,7 @@ impl Owner {
     fn kind(&self) -> Kind {
         match self {
             Owner::File => Kind::File,
-            Owner::Rollout(_) => Kind::Rollout,
+            Owner::Rollouts(..) => Kind::Rollout,
             Owner::Kube(_) => Kind::Kube,
         }
     }
@@ -74,8 +74,8 @@ impl Owner {
 pub struct TableOwner {
     plane: Arc<DataPlane>,
     owner: Owner,
-    /// The `rollout:` section the rollout started with: changing it takes a restart.
-    rollout_config: Option<RolloutConfig>,
+    /// The rollouts' sections they started with: changing them takes a restart.
+    rollout_config: Vec<RolloutConfig>,
     /// The webhooks it started with: the same.
     notifications: Vec<WebhookConfig>,
 }
@@ -85,20 +85,37 @@ impl TableOwner {
     /// config file.
     pub async fn start(config: &Config, plane: Arc<DataPlane>) -> Result<TableOwner, String> {
         let source = config.source_file.display();
-        let owner = if let Some(rc) = &config.rollout {
-            let (plan, mut settings) =
-                prepare(rc, &config.table).map_err(|e| format!("{source}: {e}"))?;
-            settings.notifier = Arc::new(Notifier::start(&config.notifications, &plane.metrics));
+        let owner = if !config.rollouts.is_empty() {
+            let applier = Applier::new(plane.clone(), config.table.clone());
+            let notifier = Arc::new(Notifier::start(&config.notifications, &plane.metrics));
             let ctx = Arc::new(ProviderContext::new(plane.live.clone()));
-            let handle = crate::rollout::start(
-                plan,
-                settings,
-                Applier::new(plane.clone(), config.table.clone()),
-                plane.clone(),
-                ctx,
-            )
-            .map_err(|e| format!("{source}: {e}"))?;
-            Owner::Rollout(handle)
+            let mut handles: Vec<RolloutHandle> = Vec::new();
+            for rc in &config.rollouts {
+                let (plan, mut settings) =
+                    prepare(rc, &config.table).map_err(|e| format!("{source}: {e}"))?;
+                let name = &plan.rollout.name;
+                if handles.iter().any(|h| h.name() == name) {
+                    return Err(format!(
+                        "{source}: two rollouts are named {name:?} (in {}): give each Rollout its own name",
+                        rc.manifests
+                            .iter()
+                            .map(|p| p.display().to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+                settings.notifier = notifier.clone();
+                let handle = crate::rollout::start(
+                    plan,
+                    settings,
+                    applier.clone(),
+                    plane.clone(),
+                    ctx.clone(),
+                )
+                .map_err(|e| format!("{source}: {e}"))?;
+                handles.push(handle);
+            }
+            Owner::Rollouts(applier, handles)
         } else if let Some(cfg) = &config.kube {
             // The file's table serves until the cluster has been listed.
             plane
@@ -117,14 +134,23 @@ impl TableOwner {
         Ok(TableOwner {
             plane,
             owner,
-            rollout_config: config.rollout.clone(),
+            rollout_config: config.rollouts.clone(),
             notifications: config.notifications.clone(),
         })
     }
 
-    pub fn rollout(&self) -> Option<&RolloutHandle> {
+    /// The rollouts, in the config's order (none unless they own the table).
+    pub fn rollouts(&self) -> &[RolloutHandle] {
         match &self.owner {
-            Owner::Rollout(handle) => Some(handle),
+            Owner::Rollouts(_, handles) => handles,
+            _ => &[],
+        }
+    }
+
+    /// The one rollout, when there is exactly one.
+    pub fn rollout(&self) -> Option<&RolloutHandle> {
+        match self.rollouts() {
+            [one] => Some(one),
             _ => None,
         }
     }
@@ -148,8 +174,8 @@ impl TableOwner {
                 wanted.name()
             ));
         }
-        if config.rollout != self.rollout_config {
-            tracing::warn!("the rollout section changed in the config: that takes a restart");
+        if config.rollouts != self.rollout_config {
+            tracing::warn!("the rollouts' sections changed in the config: that takes a restart");
         }
         if config.notifications != self.notifications {
             tracing::warn!("the notifications section changed in the config: that takes a restart");
@@ -160,9 +186,8 @@ impl TableOwner {
             .map_err(|errors| format!("{source}: {errors}"))?;
         match &self.owner {
             Owner::File => self.plane.apply(&config.table).map_err(|e| e.to_string()),
-            // Through the rollout, so a reload keeps the rollout's weight on its route.
-            Owner::Rollout(handle) => handle
-                .applier
+            // Through the rollouts' applier, so a reload keeps each rollout's weight.
+            Owner::Rollouts(applier, _) => applier
                 .set_base(config.table.clone())
                 .map_err(|e| e.to_string()),
             // Restarted on the new base: it swaps the table in once its watches have listed,

@@ -18,6 +18,11 @@ pub struct Load {
 
 impl Load {
     pub fn start(addr: SocketAddr, rate: u32, limit: Duration) -> Load {
+        Load::start_at(addr, "/", rate, limit)
+    }
+
+    /// The same, each request for `path`.
+    pub fn start_at(addr: SocketAddr, path: &'static str, rate: u32, limit: Duration) -> Load {
         let stop = Arc::new(AtomicBool::new(false));
         let sent = Arc::new(AtomicU64::new(0));
         let failed = Arc::new(AtomicU64::new(0));
@@ -33,7 +38,7 @@ impl Load {
                         tick.tick().await;
                         match client
                             .try_send(
-                                http::Request::get("/")
+                                http::Request::get(path)
                                     .header("host", "t")
                                     .body(Default::default())
                                     .unwrap(),

@@ -34,7 +34,8 @@ pub struct Config {
     pub table: TableSpec,
     /// The file it was loaded from; relative paths inside were resolved against its directory.
     pub source_file: PathBuf,
-    pub rollout: Option<RolloutConfig>,
+    /// Standalone rollouts (`rollouts:`, or `rollout:` for one), in the config's order.
+    pub rollouts: Vec<RolloutConfig>,
     /// The Kubernetes source, its `base` being this config's table.
     pub kube: Option<KubeSourceConfig>,
     /// Webhooks told of the rollout's events.

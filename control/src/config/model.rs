@@ -23,9 +23,12 @@ pub struct RawConfig {
     pub upstream_defaults: RawUpstreamDefaults,
     #[serde(default)]
     pub routes: Vec<RawRoute>,
-    /// A standalone rollout, from Argo manifests.
+    /// A standalone rollout, from Argo manifests: the one-item spelling of `rollouts`.
     #[serde(default)]
     pub rollout: Option<RawRollout>,
+    /// Standalone rollouts, each driving its own route(s).
+    #[serde(default)]
+    pub rollouts: Vec<RawRollout>,
     /// Follow the weights Argo Rollouts decides in a Kubernetes cluster.
     #[serde(default)]
     pub kube: Option<RawKube>,

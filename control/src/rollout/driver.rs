@@ -52,12 +52,17 @@ type Reply = oneshot::Sender<Result<String, String>>;
 /// What the rest of weir holds: commands in, status out.
 #[derive(Clone)]
 pub struct RolloutHandle {
+    /// The Rollout's name (its manifest's `metadata.name`): unique in a process.
+    name: Arc<str>,
     commands: mpsc::Sender<(Command, Reply)>,
     status: watch::Receiver<RolloutStatus>,
-    pub applier: Arc<Applier>,
 }
 
 impl RolloutHandle {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
     pub async fn command(&self, command: Command) -> Result<String, String> {
         let (tx, rx) = oneshot::channel();
         self.commands
@@ -97,6 +102,7 @@ pub fn start(
     ctx: Arc<ProviderContext>,
 ) -> Result<RolloutHandle, String> {
     let revision_rx = applier.drive(&settings.route)?;
+    let plan_name = plan.rollout.name.clone();
     let rev = revision_rx.borrow().clone();
     let metrics = RolloutMetrics::register(&plane.metrics, &plan.rollout.name);
     let now = now_ms();
@@ -158,9 +164,9 @@ pub fn start(
     driver.publish();
     tokio::spawn(driver.run(commands_rx, revision_rx));
     Ok(RolloutHandle {
+        name: plan_name.into(),
         commands: commands_tx,
         status: status_rx,
-        applier,
     })
 }
 

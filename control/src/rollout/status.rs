@@ -92,7 +92,34 @@ pub struct StepRun {
     pub run: RunStatus,
 }
 
+/// One rollout in `GET /rollouts`: what `weir status` lists, a line each.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RolloutSummary {
+    pub name: String,
+    pub phase: Phase,
+    pub step: usize,
+    pub step_count: usize,
+    pub route: String,
+    /// In force, in percent.
+    pub canary_weight: f64,
+    pub aborted: bool,
+    pub message: String,
+}
+
 impl RolloutStatus {
+    pub fn summary(&self) -> RolloutSummary {
+        RolloutSummary {
+            name: self.rollout.clone(),
+            phase: self.phase,
+            step: self.step,
+            step_count: self.step_count,
+            route: self.route.clone(),
+            canary_weight: self.weights.canary,
+            aborted: self.aborted,
+            message: self.message.clone(),
+        }
+    }
+
     /// Every analysis run the status shows (the step's, then the background one).
     pub fn runs(&self) -> impl Iterator<Item = &RunStatus> {
         let step = self.analysis.step.as_ref().map(|s| &s.run);

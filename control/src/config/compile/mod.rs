@@ -18,7 +18,7 @@ use weir_proxy::listen::spec::{Http1Engine, LimitsSpec};
 use weir_proxy::table::spec::TableSpec;
 
 use super::check::{Checker, Problem};
-use super::model::{RawConfig, RawHttp1Engine, RawLimits};
+use super::model::{RawConfig, RawHttp1Engine, RawLimits, RawRollout};
 use super::Config;
 
 pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
@@ -32,22 +32,20 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         !from_http_routes,
         &mut check,
     );
-    let rollout = raw
-        .rollout
-        .as_ref()
-        .map(|r| rollout::rollout(r, &routes, &mut check));
+    let rollouts = rollouts(raw, &routes, &mut check);
     let table = TableSpec { routes };
     let kube = raw.kube.as_ref().map(|k| kube::kube(k, &table, &mut check));
-    let secrets_dir = rollout.as_ref().and_then(|r| r.secrets_dir.clone());
+    // A webhook's `{secret: …}` is read from the first rollout's secrets_dir.
+    let secrets_dir = rollouts.first().and_then(|r| r.secrets_dir.clone());
     let notifications =
         notifications::notifications(&raw.notifications, secrets_dir.as_deref(), &mut check);
-    if !raw.notifications.is_empty() && raw.rollout.is_none() {
+    if !raw.notifications.is_empty() && rollouts.is_empty() {
         check.report(
             "notifications",
             "webhooks are told of a rollout's events: this config has no `rollout:`",
         );
     }
-    if raw.kube.is_some() && raw.rollout.is_some() {
+    if raw.kube.is_some() && !rollouts.is_empty() {
         check.report(
             "kube",
             "`kube` follows Argo's weights and `rollout` decides them itself: choose one",
@@ -62,10 +60,56 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         limits,
         table,
         source_file: file.to_path_buf(),
-        rollout,
+        rollouts,
         kube,
         notifications,
     })
+}
+
+/// `rollouts:`, or `rollout:` as its one-item spelling; each route driven by one rollout only.
+fn rollouts(
+    raw: &RawConfig,
+    routes: &[weir_proxy::table::spec::RouteSpec],
+    check: &mut Checker,
+) -> Vec<super::RolloutConfig> {
+    if raw.rollout.is_some() && !raw.rollouts.is_empty() {
+        check.report(
+            "rollouts",
+            "`rollout:` is the one-item spelling of `rollouts:`: use one of them",
+        );
+    }
+    let listed: Vec<(String, &RawRollout)> = match &raw.rollout {
+        Some(one) => vec![("rollout".to_string(), one)],
+        None => raw
+            .rollouts
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (format!("rollouts[{i}]"), r))
+            .collect(),
+    };
+    let mut claimed: std::collections::BTreeMap<String, String> = Default::default();
+    listed
+        .into_iter()
+        .map(|(at, r)| {
+            let compiled = rollout::rollout(r, &at, routes, check);
+            let driven = compiled.route.iter().chain(compiled.services.values());
+            let mut own = std::collections::BTreeSet::new();
+            for route in driven {
+                if !own.insert(route.clone()) {
+                    continue;
+                }
+                if let Some(first) = claimed.insert(route.clone(), at.clone()) {
+                    check.report(
+                        &at,
+                        format!(
+                            "route {route:?} is driven by {first} already: one rollout a route"
+                        ),
+                    );
+                }
+            }
+            compiled
+        })
+        .collect()
 }
 
 fn limits(raw: &RawLimits, check: &mut Checker) -> LimitsSpec {

@@ -6,10 +6,16 @@ use crate::config::check::Checker;
 use crate::config::model::RawRollout;
 use crate::config::RolloutConfig;
 
-pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> RolloutConfig {
+/// One rollout of `rollouts:` (or the `rollout:` section), its problems reported under `at`.
+pub fn rollout(
+    raw: &RawRollout,
+    at: &str,
+    routes: &[RouteSpec],
+    check: &mut Checker,
+) -> RolloutConfig {
     if raw.manifests.is_empty() {
         check.report(
-            "rollout.manifests",
+            format!("{at}.manifests"),
             "name at least one file with the Rollout",
         );
     }
@@ -17,18 +23,21 @@ pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> R
         .manifests
         .iter()
         .enumerate()
-        .map(|(i, f)| check.file(&format!("rollout.manifests[{i}]"), f))
+        .map(|(i, f)| check.file(&format!("{at}.manifests[{i}]"), f))
         .collect();
     let known = |name: &str| routes.iter().any(|r| r.name == name);
     if let Some(route) = &raw.route {
         if !known(route) {
-            check.report("rollout.route", format!("no route is named {route:?}"));
+            check.report(
+                format!("{at}.route"),
+                format!("no route is named {route:?}"),
+            );
         } else if routes
             .iter()
             .any(|r| &r.name == route && r.canary().is_none())
         {
             check.report(
-                "rollout.route",
+                format!("{at}.route"),
                 format!("route {route:?} has no canary backend to roll out"),
             );
         }
@@ -36,21 +45,21 @@ pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> R
     for (service, route) in &raw.services {
         if !known(route) {
             check.report(
-                format!("rollout.services.{service}"),
+                format!("{at}.services.{service}"),
                 format!("no route is named {route:?}"),
             );
         }
     }
     if raw.route.is_none() && raw.services.is_empty() {
-        check.report("rollout", "say which route the Rollout drives: `route`, or `services` mapping its Service names to routes");
+        check.report(at, "say which route the Rollout drives: `route`, or `services` mapping its Service names to routes");
     }
     let abort_ramp = raw.abort_ramp.as_ref().map(|r| {
-        let step = check.percent("rollout.abort_ramp.step", r.step);
+        let step = check.percent(&format!("{at}.abort_ramp.step"), r.step);
         if step == 0 {
-            check.report("rollout.abort_ramp.step", "must be more than 0");
+            check.report(format!("{at}.abort_ramp.step"), "must be more than 0");
         }
         let interval = check
-            .duration("rollout.abort_ramp.interval", Some(r.interval))
+            .duration(&format!("{at}.abort_ramp.interval"), Some(r.interval))
             .unwrap_or_default();
         (step, interval)
     });
@@ -69,7 +78,7 @@ pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> R
     {
         if !dir.is_dir() {
             check.report(
-                "rollout.state_file",
+                format!("{at}.state_file"),
                 format!("directory {} does not exist", dir.display()),
             );
         }
@@ -77,13 +86,13 @@ pub fn rollout(raw: &RawRollout, routes: &[RouteSpec], check: &mut Checker) -> R
     let token_file = raw
         .token_file
         .as_ref()
-        .map(|f| check.file("rollout.token_file", f));
+        .map(|f| check.file(&format!("{at}.token_file"), f));
     // A directory: `File::open` succeeds on one, and a missing one is reported.
     let secrets_dir = raw.secrets_dir.as_ref().map(|d| {
-        let resolved = check.file("rollout.secrets_dir", d);
+        let resolved = check.file(&format!("{at}.secrets_dir"), d);
         if resolved.exists() && !resolved.is_dir() {
             check.report(
-                "rollout.secrets_dir",
+                format!("{at}.secrets_dir"),
                 format!("{} is not a directory", resolved.display()),
             );
         }
