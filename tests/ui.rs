@@ -1,7 +1,8 @@
 //! The rollout page in a real headless Chromium (Debian's chromium and chromium-driver, driven
 //! over WebDriver): weir runs a rollout under load; the page shows its phase and weight, draws
 //! the traffic, and its Promote button moves the rollout on; a page on another origin, in the
-//! same browser, cannot abort it. A screenshot of the run is written for the docs.
+//! same browser, cannot abort it. A screenshot of the run is written for the docs. With two
+//! rollouts, the page lists both and promotes the one it shows.
 
 mod common;
 
@@ -52,7 +53,10 @@ async fn hostile_page(admin: SocketAddr) -> SocketAddr {
     let html = format!(
         "<!doctype html><title>hostile</title><script>\n\
          const url = 'http://{admin}/rollout/abort';\n\
+         const named = 'http://{admin}/rollouts/shop/abort';\n\
          Promise.allSettled([\n\
+           fetch(named, {{method: 'POST', mode: 'no-cors'}}),\n\
+           fetch(named, {{method: 'POST', headers: {{'X-Weir-Admin': 'ui'}}}}),\n\
            fetch(url, {{method: 'POST', mode: 'no-cors'}}),\n\
            fetch(url, {{method: 'POST', headers: {{'X-Weir-Admin': 'ui'}}}}),\n\
            fetch(url, {{method: 'POST', mode: 'no-cors', headers: {{'Content-Type': 'text/plain'}}, body: 'x'}}),\n\
@@ -182,4 +186,79 @@ async fn the_page_shows_the_rollout_draws_its_traffic_and_promotes_it() {
     std::fs::write(&shot, &png).unwrap();
     eprintln!("screenshot: {}", shot.display());
     load.stop().await;
+}
+
+/// Two rollouts: the page lists both with their phase and weight, shows the first, and a click
+/// on the second shows it; its Promote button moves that rollout, not the other.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_lists_several_rollouts_and_promotes_the_one_shown() {
+    let start = |name| backend::start(name, Behaviour::default());
+    let (a, b, c, d) = (
+        start("stable").await,
+        start("canary").await,
+        start("stable").await,
+        start("canary").await,
+    );
+    let dir = common::temp_dir("ui-many");
+    let rollout = |name: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata: {{name: {name}}}\nspec:\n  strategy:\n    canary:\n\
+             \x20     stableService: {name}-stable\n      canaryService: {name}-canary\n\
+             \x20     steps:\n      - setWeight: 20\n      - pause: {{}}\n      - setWeight: 60\n      - pause: {{}}\n"
+        )
+    };
+    std::fs::write(dir.join("shop.yaml"), rollout("shop")).unwrap();
+    std::fs::write(dir.join("cart.yaml"), rollout("cart")).unwrap();
+    let config = dir.join("weir.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+             routes:\n\
+             - name: shop\n  match: {{path_prefix: /shop}}\n  stable: {{addresses: [\"{}\"]}}\n  canary: {{addresses: [\"{}\"]}}\n\
+             - name: cart\n  match: {{path_prefix: /cart}}\n  stable: {{addresses: [\"{}\"]}}\n  canary: {{addresses: [\"{}\"]}}\n\
+             rollouts:\n\
+             - manifests: [shop.yaml]\n  route: shop\n\
+             - manifests: [cart.yaml]\n  route: cart\n",
+            a.addr, b.addr, c.addr, d.addr
+        ),
+    )
+    .unwrap();
+    let weir = Weir::start_with(dir, config, &[]);
+    let browser = Browser::start().await;
+    browser.goto(&format!("http://{}/ui", weir.admin)).await;
+    browser
+        .wait_for(
+            "both rollouts listed, the first shown",
+            Duration::from_secs(10),
+            "const items = [...document.querySelectorAll('#rollout-list li')].map((li) => li.textContent); \
+             return items.length === 2 && items[0].startsWith('shop · Paused') \
+                 && items[1].startsWith('cart · Paused') && items[1].includes('canary 20%') \
+                 && document.getElementById('rollout-name').textContent.startsWith('shop')",
+        )
+        .await;
+    browser.click("#rollout-list li:nth-child(2) a").await;
+    browser
+        .wait_for(
+            "the second shown",
+            Duration::from_secs(5),
+            "return document.getElementById('rollout-name').textContent.startsWith('cart')",
+        )
+        .await;
+    browser.click("#promote").await;
+    let started = std::time::Instant::now();
+    loop {
+        let (_, body) = common::client::get_text(weir.admin, "/rollouts").await;
+        let list: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        let weight = |i: usize| list["rollouts"][i]["canary_weight"].as_f64();
+        if weight(1) == Some(60.0) {
+            assert_eq!(weight(0), Some(20.0), "the other rollout moved: {list:#}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "cart was not promoted: {list:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
