@@ -256,3 +256,86 @@ async fn two_rollouts_claiming_one_route_are_refused_naming_both() {
         "{text}"
     );
 }
+
+/// A reload while two rollouts are under way — the config's table changed, one rollout's manifest
+/// broken meanwhile — leaves both where they were: each weight stays on its route in the new
+/// table, and the broken manifest (read at start only) changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_with_a_broken_manifest_leaves_both_rollouts_as_they_were() {
+    let dir = common::temp_dir("rollouts-reload");
+    std::fs::write(
+        dir.join("a.yaml"),
+        rollout("a", "      - setWeight: 20\n      - pause: {}\n", false),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("b.yaml"),
+        rollout("b", "      - setWeight: 40\n      - pause: {}\n", false),
+    )
+    .unwrap();
+    let config = dir.join("weir.yaml");
+    let yaml = |extra: &str| {
+        format!(
+            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+             routes:\n\
+             - name: a\n  match: {{path_prefix: /a}}\n  stable: {{addresses: [\"127.0.0.1:1\"]}}\n  canary: {{addresses: [\"127.0.0.1:2\"]}}\n\
+             - name: b\n  match: {{path_prefix: /b}}\n  stable: {{addresses: [\"127.0.0.1:3\"]}}\n  canary: {{addresses: [\"127.0.0.1:4\"]}}\n\
+             {extra}\
+             rollouts:\n- manifests: [a.yaml]\n  route: a\n- manifests: [b.yaml]\n  route: b\n"
+        )
+    };
+    std::fs::write(&config, yaml("")).unwrap();
+    let weir = Weir::start_with(dir.clone(), config.clone(), &[]);
+    let weights = |routes: &serde_json::Value| -> Vec<(String, f64)> {
+        routes["routes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                let name = r["name"].as_str().unwrap_or("").to_string();
+                (name, r["canary_weight"].as_f64().unwrap_or(-1.0))
+            })
+            .collect()
+    };
+    let started = std::time::Instant::now();
+    loop {
+        let (_, routes) = get(&weir, "/routes").await;
+        if weights(&routes)[..2] == [("a".to_string(), 20.0), ("b".to_string(), 40.0)] {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "{routes:#}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    std::fs::write(
+        dir.join("a.yaml"),
+        "kind: Rollout\nspec: [not, a, rollout\n",
+    )
+    .unwrap();
+    let generation = weir.generation().await;
+    std::fs::write(
+        &config,
+        yaml("- name: c\n  match: {path_prefix: /c}\n  stable: {addresses: [\"127.0.0.1:5\"]}\n"),
+    )
+    .unwrap();
+    weir.signal("HUP");
+    weir.wait_generation_above(generation).await;
+    let (_, routes) = get(&weir, "/routes").await;
+    assert_eq!(
+        weights(&routes),
+        [
+            ("a".to_string(), 20.0),
+            ("b".to_string(), 40.0),
+            ("c".to_string(), 0.0)
+        ],
+        "{routes:#}"
+    );
+    for name in ["a", "b"] {
+        let (_, s) = get(&weir, &format!("/rollouts/{name}")).await;
+        assert_eq!(
+            (s["phase"].as_str(), s["step"].as_u64()),
+            (Some("Paused"), Some(2)),
+            "{s:#}"
+        );
+    }
+}
