@@ -82,6 +82,8 @@ async fn two_rollouts_one_aborted_one_promoted_neither_touching_the_other() {
         ),
     )
     .unwrap();
+    // shop keeps its state in the state directory (`state/shop.json`), cart in its own file.
+    std::fs::create_dir_all(dir.join("state")).unwrap();
     let config = dir.join("weir.yaml");
     std::fs::write(
         &config,
@@ -90,8 +92,9 @@ async fn two_rollouts_one_aborted_one_promoted_neither_touching_the_other() {
              routes:\n\
              - name: shop-route\n  match: {{path_prefix: /shop}}\n  stable: {{addresses: [\"{}\"]}}\n  canary: {{addresses: [\"{}\"]}}\n\
              - name: cart-route\n  match: {{path_prefix: /cart}}\n  stable: {{addresses: [\"{}\"]}}\n  canary: {{addresses: [\"{}\"]}}\n\
+             state_dir: state\n\
              rollouts:\n\
-             - manifests: [shop.yaml, analysis.yaml]\n  services: {{shop-stable: shop-route, shop-canary: shop-route}}\n  state_file: shop.json\n\
+             - manifests: [shop.yaml, analysis.yaml]\n  services: {{shop-stable: shop-route, shop-canary: shop-route}}\n\
              - manifests: [cart.yaml, analysis.yaml]\n  services: {{cart-stable: cart-route, cart-canary: cart-route}}\n  state_file: cart.json\n",
             shop_stable.addr, shop_canary.addr, cart_stable.addr, cart_canary.addr
         ),
@@ -169,7 +172,7 @@ async fn two_rollouts_one_aborted_one_promoted_neither_touching_the_other() {
         serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap_or_default())
             .unwrap_or_default()
     };
-    let (shop_state, cart_state) = (state("shop.json"), state("cart.json"));
+    let (shop_state, cart_state) = (state("state/shop.json"), state("cart.json"));
     assert_eq!(
         (
             shop_state["rollout"].as_str(),

@@ -105,6 +105,12 @@ impl TableOwner {
                     ));
                 }
                 settings.notifier = notifier.clone();
+                if settings.state_file.is_none() {
+                    settings.state_file = config
+                        .state_dir
+                        .as_ref()
+                        .map(|d| d.join(format!("{name}.json")));
+                }
                 let handle = crate::rollout::start(
                     plan,
                     settings,

@@ -36,6 +36,8 @@ pub struct Config {
     pub source_file: PathBuf,
     /// Standalone rollouts (`rollouts:`, or `rollout:` for one), in the config's order.
     pub rollouts: Vec<RolloutConfig>,
+    /// `state_dir`: a rollout without a `state_file` keeps its state in `DIR/NAME.json`.
+    pub state_dir: Option<PathBuf>,
     /// The Kubernetes source, its `base` being this config's table.
     pub kube: Option<KubeSourceConfig>,
     /// Webhooks told of the rollout's events.

@@ -29,6 +29,8 @@ pub struct RawConfig {
     /// Standalone rollouts, each driving its own route(s).
     #[serde(default)]
     pub rollouts: Vec<RawRollout>,
+    /// Where a rollout without a `state_file` keeps its state: `DIR/NAME.json`.
+    pub state_dir: Option<PathBuf>,
     /// Follow the weights Argo Rollouts decides in a Kubernetes cluster.
     #[serde(default)]
     pub kube: Option<RawKube>,

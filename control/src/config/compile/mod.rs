@@ -35,6 +35,22 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
     let rollouts = rollouts(raw, &routes, &mut check);
     let table = TableSpec { routes };
     let kube = raw.kube.as_ref().map(|k| kube::kube(k, &table, &mut check));
+    let state_dir = raw.state_dir.as_ref().map(|d| {
+        let resolved = check.file("state_dir", d);
+        if resolved.exists() && !resolved.is_dir() {
+            check.report(
+                "state_dir",
+                format!("{} is not a directory", resolved.display()),
+            );
+        }
+        resolved
+    });
+    if state_dir.is_some() && rollouts.is_empty() {
+        check.report(
+            "state_dir",
+            "it keeps rollouts' state: this config has no `rollouts:`",
+        );
+    }
     // A webhook's `{secret: …}` is read from the first rollout's secrets_dir.
     let secrets_dir = rollouts.first().and_then(|r| r.secrets_dir.clone());
     let notifications =
@@ -61,6 +77,7 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         table,
         source_file: file.to_path_buf(),
         rollouts,
+        state_dir,
         kube,
         notifications,
     })
