@@ -92,8 +92,7 @@ pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running>
     plane.metrics.config_reload(true);
     tokio::spawn(plane.clone().housekeeping());
     // The page's history: sampled every second in every mode.
-    // Its events and analysis runs are the rollout's when there is one (several: routes only).
-    let history = weir_control::history::spawn(plane.clone(), owner.rollout().cloned());
+    let history = weir_control::history::spawn(plane.clone(), owner.rollouts().to_vec());
     let mut rollouts = Vec::new();
     for (handle, rc) in owner.rollouts().iter().zip(&config.rollouts) {
         let token = token_for(config.admin.address, rc.token_file.as_deref())?;

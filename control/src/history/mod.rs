@@ -71,9 +71,11 @@ impl RouteHistory {
     }
 }
 
-/// Something that happened to the rollout, marked on the charts.
+/// Something that happened to a rollout, marked on the charts.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Event {
+    /// Which rollout (a weir may run several).
+    pub rollout: String,
     pub t: u64,
     /// The rollout's phase after it (`Progressing`, `Paused`, `Degraded`, `Healthy`, ...).
     pub phase: String,
@@ -84,6 +86,7 @@ pub struct Event {
 /// An analysis run as last seen, with what it belonged to (`step 3`, `background`).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Run {
+    pub rollout: String,
     pub label: String,
     pub run: RunStatus,
 }
@@ -109,9 +112,12 @@ impl History {
         self.routes.retain(|name, _| live.contains(name));
     }
 
-    /// Updates a run in place (the same name and start), or adds it, dropping the oldest.
-    pub fn observe_run(&mut self, label: &str, run: &RunStatus) {
-        let same = |r: &Run| r.run.name == run.name && r.run.started_at == run.started_at;
+    /// Updates a run of `rollout` in place (the same name and start), or adds it, dropping the
+    /// oldest.
+    pub fn observe_run(&mut self, rollout: &str, label: &str, run: &RunStatus) {
+        let same = |r: &Run| {
+            r.rollout == rollout && r.run.name == run.name && r.run.started_at == run.started_at
+        };
         if let Some(known) = self.runs.iter_mut().find(|r| same(r)) {
             known.run = run.clone();
             return;
@@ -120,14 +126,20 @@ impl History {
             self.runs.pop_front();
         }
         self.runs.push_back(Run {
+            rollout: rollout.to_string(),
             label: label.to_string(),
             run: run.clone(),
         });
     }
 
-    /// Records an event when the phase, step or message changed since the last one.
+    /// Records an event when the rollout's phase, step or message changed since its last one.
     pub fn observe(&mut self, event: Event) {
-        let changed = self.events.back().is_none_or(|last| {
+        let last = self
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.rollout == event.rollout);
+        let changed = last.is_none_or(|last| {
             (&last.phase, last.step, &last.message) != (&event.phase, event.step, &event.message)
         });
         if changed {
@@ -190,15 +202,28 @@ mod tests {
             metrics: Vec::new(),
         };
         let mut h = History::default();
-        h.observe_run("step 2", &run("a", 10, crate::analysis::Phase::Running));
-        h.observe_run("step 2", &run("a", 10, crate::analysis::Phase::Failed));
+        h.observe_run(
+            "shop",
+            "step 2",
+            &run("a", 10, crate::analysis::Phase::Running),
+        );
+        h.observe_run(
+            "shop",
+            "step 2",
+            &run("a", 10, crate::analysis::Phase::Failed),
+        );
         assert_eq!(h.runs.len(), 1);
         assert_eq!(h.runs[0].run.phase, crate::analysis::Phase::Failed);
         // Retried: the same name, a new start, a new entry.
-        h.observe_run("step 2", &run("a", 20, crate::analysis::Phase::Running));
+        h.observe_run(
+            "shop",
+            "step 2",
+            &run("a", 20, crate::analysis::Phase::Running),
+        );
         assert_eq!(h.runs.len(), 2);
         for t in 0..100 {
             h.observe_run(
+                "shop",
                 "background",
                 &run("b", 100 + t, crate::analysis::Phase::Running),
             );
@@ -211,6 +236,7 @@ mod tests {
     fn events_only_on_change() {
         let mut h = History::default();
         let e = |t, phase: &str| Event {
+            rollout: "shop".into(),
             t,
             phase: phase.into(),
             step: Some(1),
@@ -224,5 +250,25 @@ mod tests {
             h.observe(e(t, if t % 2 == 0 { "Paused" } else { "Progressing" }));
         }
         assert_eq!(h.events.len(), MAX_EVENTS);
+    }
+
+    /// Two rollouts: each one's events are compared with its own last, not the other's.
+    #[test]
+    fn each_rollout_has_its_own_events() {
+        let mut h = History::default();
+        let e = |rollout: &str, t, phase: &str| Event {
+            rollout: rollout.into(),
+            t,
+            phase: phase.into(),
+            step: Some(1),
+            message: String::new(),
+        };
+        h.observe(e("shop", 1, "Paused"));
+        h.observe(e("cart", 1, "Progressing"));
+        h.observe(e("shop", 2, "Paused"));
+        h.observe(e("cart", 2, "Progressing"));
+        h.observe(e("cart", 3, "Healthy"));
+        let seen: Vec<(&str, u64)> = h.events.iter().map(|e| (e.rollout.as_str(), e.t)).collect();
+        assert_eq!(seen, [("shop", 1), ("cart", 1), ("cart", 3)]);
     }
 }

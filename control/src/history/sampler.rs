@@ -18,7 +18,7 @@ use crate::rollout::RolloutHandle;
 pub type Sampler = Arc<Mutex<History>>;
 
 /// Starts sampling every second, for the life of the process.
-pub fn spawn(plane: Arc<DataPlane>, rollout: Option<RolloutHandle>) -> Sampler {
+pub fn spawn(plane: Arc<DataPlane>, rollouts: Vec<RolloutHandle>) -> Sampler {
     let history: Sampler = Arc::default();
     let shared = history.clone();
     tokio::spawn(async move {
@@ -30,7 +30,7 @@ pub fn spawn(plane: Arc<DataPlane>, rollout: Option<RolloutHandle>) -> Sampler {
             let now = now_second();
             // Every second completed since the last tick (usually one).
             for completed in last..now {
-                sample(&plane, rollout.as_ref(), &shared, completed);
+                sample(&plane, &rollouts, &shared, completed);
             }
             last = now;
         }
@@ -39,7 +39,7 @@ pub fn spawn(plane: Arc<DataPlane>, rollout: Option<RolloutHandle>) -> Sampler {
 }
 
 /// Samples the second `completed` (a whole second in the past, so its counts are final).
-fn sample(plane: &DataPlane, rollout: Option<&RolloutHandle>, history: &Sampler, completed: u64) {
+fn sample(plane: &DataPlane, rollouts: &[RolloutHandle], history: &Sampler, completed: u64) {
     let table = plane.table.load();
     let unix = unix_seconds(completed);
     let mut h = history.lock().unwrap_or_else(|p| p.into_inner());
@@ -69,15 +69,16 @@ fn sample(plane: &DataPlane, rollout: Option<&RolloutHandle>, history: &Sampler,
     }
     let names: Vec<String> = table.routes().iter().map(|r| r.name.to_string()).collect();
     h.retain_routes(&names);
-    if let Some(rollout) = rollout {
+    for rollout in rollouts {
         let s = rollout.status();
         if let Some(step) = &s.analysis.step {
-            h.observe_run(&format!("step {}", step.step), &step.run);
+            h.observe_run(&s.rollout, &format!("step {}", step.step), &step.run);
         }
         if let Some(background) = &s.analysis.background {
-            h.observe_run("background", background);
+            h.observe_run(&s.rollout, "background", background);
         }
         h.observe(Event {
+            rollout: s.rollout.clone(),
             t: unix + 1,
             phase: s.phase.as_str().to_string(),
             step: Some(s.step as u64),
