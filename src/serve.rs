@@ -68,8 +68,8 @@ impl StopSignal {
 /// A serving weir: its data plane, its bound addresses, and how to stop it.
 pub struct Running {
     pub plane: Arc<DataPlane>,
-    /// Present when the config has exactly one rollout.
-    pub rollout: Option<RolloutHandle>,
+    /// Every rollout, in the config's order.
+    pub rollouts: Vec<RolloutHandle>,
     /// Who decides the table in force: the file, the rollout or the Kubernetes source.
     owner: TableOwner,
     pub listeners: Vec<SocketAddr>,
@@ -156,7 +156,7 @@ pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running>
 
     Ok(Running {
         plane,
-        rollout: owner.rollout().cloned(),
+        rollouts: owner.rollouts().to_vec(),
         owner,
         listeners: bound,
         admin,

@@ -53,3 +53,24 @@ fn the_healthy_demo_is_promoted_without_a_false_abort() {
         assert!(out.contains(weight), "never at {weight}:\n{out}");
     }
 }
+
+#[test]
+fn the_two_service_demo_aborts_one_and_promotes_the_other() {
+    let (code, out, took) = demo(&["--two"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(took < Duration::from_secs(90), "took {took:?}");
+    // Side by side: a status line for each every second, each named.
+    assert!(out.lines().any(|l| l.starts_with("shop [")), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("cart [")), "{out}");
+    let shop = out
+        .lines()
+        .find(|l| l.starts_with("shop: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(shop.starts_with("shop: Degraded after"), "{shop}");
+    let cart = out
+        .lines()
+        .find(|l| l.starts_with("cart: "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(cart.starts_with("cart: Healthy after"), "{cart}");
+    assert!(!out.contains(" INFO "), "{out}");
+}

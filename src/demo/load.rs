@@ -10,19 +10,20 @@ use hyper_util::rt::TokioIo;
 
 const CLIENTS: u32 = 8;
 
-/// Runs until aborted; a client that loses its connection opens a new one.
-pub async fn generate(proxy: SocketAddr, rate: u32) {
+/// Runs until aborted, each request for `host`; a client that loses its connection opens a
+/// new one.
+pub async fn generate(proxy: SocketAddr, rate: u32, host: &'static str) {
     let per_client = (rate / CLIENTS).max(1);
     let mut clients = Vec::new();
     for _ in 0..CLIENTS {
-        clients.push(tokio::spawn(client(proxy, per_client)));
+        clients.push(tokio::spawn(client(proxy, per_client, host)));
     }
     for c in clients {
         let _ = c.await;
     }
 }
 
-async fn client(proxy: SocketAddr, rate: u32) {
+async fn client(proxy: SocketAddr, rate: u32, host: &'static str) {
     let mut tick = tokio::time::interval(Duration::from_secs(1) / rate);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -41,7 +42,7 @@ async fn client(proxy: SocketAddr, rate: u32) {
                 break;
             }
             let Ok(req) = http::Request::get("/")
-                .header("host", "demo")
+                .header("host", host)
                 .body(Empty::new())
             else {
                 return;

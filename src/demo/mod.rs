@@ -2,7 +2,10 @@
 //! 0.1 % 5xx; canary with a regression to about 2 % 5xx and a slower tail), a built-in load
 //! generator, and the Rollout 20 % → pause → 50 % → pause → 80 % → pause → 100 % judged by the
 //! built-in comparison of canary against stable (the shipped weir-compare template). It prints
-//! a status line a second and ends Degraded with the reason — or, with `--healthy`, promoted. Exit code: 0 promoted, 2 aborted, 1 anything else.
+//! a status line a second and ends Degraded with the reason — or, with `--healthy`, promoted.
+//! With `--two`, two services side by side in one weir: `shop`, whose canary regressed, and
+//! `cart`, whose canary is healthy — one aborted while the other is promoted. Exit code: 0 all
+//! promoted, 2 one aborted, 1 anything else.
 
 mod backend;
 mod load;
@@ -30,9 +33,19 @@ pub struct DemoArgs {
     /// Where the admin endpoint listens (`weir status --admin ADDR` from another terminal).
     #[arg(long, default_value = "127.0.0.1:9901")]
     admin: SocketAddr,
-    /// Requests per second from the built-in load generator.
+    /// Requests per second from the built-in load generator (for each service).
     #[arg(long, default_value_t = 400)]
     rate: u32,
+    /// Two services side by side, each with its own rollout: `shop` (its canary regressed) and
+    /// `cart` (healthy).
+    #[arg(long, conflicts_with = "healthy")]
+    two: bool,
+}
+
+/// One service of the demo: its name (route, Rollout, Host) and whether its canary is healthy.
+struct Service {
+    name: &'static str,
+    healthy: bool,
 }
 
 const STABLE: Behaviour = Behaviour {
@@ -50,42 +63,76 @@ const REGRESSED: Behaviour = Behaviour {
 };
 
 pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::Result<ExitCode> {
-    let stable = backend::start("stable", STABLE, 1)
-        .await
-        .context("starting the stable backend")?;
-    let canary_behaviour = if args.healthy { STABLE } else { REGRESSED };
-    let canary = backend::start("canary", canary_behaviour, 2)
-        .await
-        .context("starting the canary backend")?;
-
+    let services = match args.two {
+        false => vec![Service {
+            name: "demo",
+            healthy: args.healthy,
+        }],
+        true => vec![
+            Service {
+                name: "shop",
+                healthy: false,
+            },
+            Service {
+                name: "cart",
+                healthy: true,
+            },
+        ],
+    };
     let dir = std::env::temp_dir().join(format!("weir-demo-{}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    std::fs::write(dir.join("rollout.yaml"), manifests::ROLLOUT)?;
     std::fs::write(dir.join("analysis.yaml"), manifests::TEMPLATES)?;
+    let mut routes = String::new();
+    let mut rollouts = String::new();
+    let mut described = Vec::new();
+    for (i, service) in services.iter().enumerate() {
+        let name = service.name;
+        let seed = 2 * i as u64;
+        let stable = backend::start("stable", STABLE, seed + 1)
+            .await
+            .with_context(|| format!("starting {name}'s stable backend"))?;
+        let behaviour = if service.healthy { STABLE } else { REGRESSED };
+        let canary = backend::start("canary", behaviour, seed + 2)
+            .await
+            .with_context(|| format!("starting {name}'s canary backend"))?;
+        // One service: every request is its. Several: each by its Host.
+        let hosts = match services.len() {
+            1 => String::new(),
+            _ => format!("  match: {{hosts: [{name}]}}\n"),
+        };
+        routes.push_str(&format!(
+            "- name: {name}\n{hosts}  stable: {{addresses: [\"{stable}\"]}}\n  canary: {{addresses: [\"{canary}\"]}}\n"
+        ));
+        std::fs::write(
+            dir.join(format!("{name}.yaml")),
+            manifests::ROLLOUT.replace("demo", name),
+        )?;
+        rollouts.push_str(&format!(
+            "- manifests: [{name}.yaml, analysis.yaml]\n  services: {{{name}-stable: {name}, {name}-canary: {name}}}\n"
+        ));
+        let state = if service.healthy {
+            "healthy"
+        } else {
+            "regressed: ~2% 5xx, slow tail"
+        };
+        described.push(format!(
+            "{name}: stable {stable} vs canary {canary} ({state})"
+        ));
+    }
     let yaml = format!(
         "listeners: [{{name: demo, address: \"{listen}\"}}]\n\
          admin: {{address: \"{admin}\"}}\n\
-         routes:\n\
-         - name: demo\n  stable: {{addresses: [\"{stable}\"]}}\n  canary: {{addresses: [\"{canary}\"]}}\n\
-         rollout:\n  manifests: [rollout.yaml, analysis.yaml]\n  services: {{demo-stable: demo, demo-canary: demo}}\n",
+         routes:\n{routes}rollouts:\n{rollouts}",
         listen = args.listen,
         admin = args.admin,
     );
     let config = weir_control::config::from_str(&yaml, &dir.join("weir.yaml"))
         .map_err(|errors| anyhow!("{errors}"))?;
     let running = start(config, workers).await?;
-    let rollout = running
-        .rollout
-        .clone()
-        .ok_or_else(|| anyhow!("the demo config has no rollout"))?;
     let proxy = running.listeners[0];
     println!(
-        "weir demo: stable {stable} vs canary {canary} ({}), {} req/s through http://{proxy}",
-        if args.healthy {
-            "healthy"
-        } else {
-            "regressed: ~2% 5xx, slow tail"
-        },
+        "weir demo: {}, {} req/s each through http://{proxy}",
+        described.join("; "),
         args.rate
     );
     println!(
@@ -97,43 +144,64 @@ pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::R
         running.admin
     );
 
-    let load = tokio::spawn(load::generate(proxy, args.rate));
+    let loads: Vec<_> = services
+        .iter()
+        .map(|s| tokio::spawn(load::generate(proxy, args.rate, s.name)))
+        .collect();
     let started = Instant::now();
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     let outcome = loop {
         tick.tick().await;
-        let status = rollout.status();
-        println!("{}", line(started.elapsed(), &status, &running.plane));
-        match status.phase {
-            Phase::Healthy => break Ok(true),
-            Phase::Degraded => break Ok(false),
-            _ if started.elapsed() > Duration::from_secs(120) => {
-                break Err(anyhow!("the demo did not finish in 2 minutes"))
-            }
-            _ => {}
+        let statuses: Vec<RolloutStatus> = running.rollouts.iter().map(|r| r.status()).collect();
+        for status in &statuses {
+            let prefix = match statuses.len() {
+                1 => String::new(),
+                _ => format!("{:<5}", status.rollout),
+            };
+            println!(
+                "{prefix}{}",
+                line(started.elapsed(), status, &running.plane)
+            );
+        }
+        let done = |s: &RolloutStatus| matches!(s.phase, Phase::Healthy | Phase::Degraded);
+        if statuses.iter().all(done) {
+            break Ok(statuses);
+        }
+        if started.elapsed() > Duration::from_secs(120) {
+            break Err(anyhow!("the demo did not finish in 2 minutes"));
         }
     };
-    load.abort();
+    for load in loads {
+        load.abort();
+    }
     running.drain().await;
     let _ = std::fs::remove_dir_all(&dir);
-    let status = rollout.status();
-    match outcome? {
-        true => {
-            println!(
-                "Healthy after {:.0?}: the canary was promoted and now serves as stable.",
+    let statuses = outcome?;
+    let mut aborted = false;
+    for status in &statuses {
+        let name = match statuses.len() {
+            1 => String::new(),
+            _ => format!("{}: ", status.rollout),
+        };
+        match status.phase {
+            Phase::Healthy => println!(
+                "{name}Healthy after {:.0?}: the canary was promoted and now serves as stable.",
                 started.elapsed()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
-        false => {
-            println!(
-                "Degraded after {:.0?}: aborted, canary weight 0. Reason: {}",
-                started.elapsed(),
-                status.message
-            );
-            Ok(ExitCode::from(2))
+            ),
+            _ => {
+                aborted = true;
+                println!(
+                    "{name}Degraded after {:.0?}: aborted, canary weight 0. Reason: {}",
+                    started.elapsed(),
+                    status.message
+                );
+            }
         }
     }
+    Ok(match aborted {
+        false => ExitCode::SUCCESS,
+        true => ExitCode::from(2),
+    })
 }
 
 /// `[ 7s] Paused step 2/6 pause: 8s   canary 20.0%  success 97.9%  p99 251ms  analysis Running
@@ -142,7 +210,7 @@ pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::R
 fn line(elapsed: Duration, status: &RolloutStatus, plane: &weir_proxy::DataPlane) -> String {
     let window = plane
         .live
-        .snapshot("demo", Role::Canary, Duration::from_secs(10));
+        .snapshot(&status.route, Role::Canary, Duration::from_secs(10));
     let success = window
         .as_ref()
         .and_then(|w| w.success_rate())
