@@ -342,3 +342,49 @@ async fn a_reload_with_a_broken_manifest_leaves_both_rollouts_as_they_were() {
         );
     }
 }
+
+/// A webhook for a rollout that does not exist would wait for events that never come: weir
+/// refuses to start, naming it and the rollouts there are.
+#[test]
+fn a_webhook_for_an_unknown_rollout_is_refused_at_start() {
+    let dir = common::temp_dir("rollouts-hook");
+    std::fs::write(
+        dir.join("a.yaml"),
+        rollout("a", "      - setWeight: 20\n", false),
+    )
+    .unwrap();
+    let config = dir.join("weir.yaml");
+    std::fs::write(
+        &config,
+        "listeners: [{address: \"127.0.0.1:0\"}]\nadmin: {address: \"127.0.0.1:0\"}\n\
+         routes:\n- name: web\n  stable: {addresses: [\"127.0.0.1:1\"]}\n  canary: {addresses: [\"127.0.0.1:2\"]}\n\
+         rollouts:\n- manifests: [a.yaml]\n  route: web\n\
+         notifications:\n- url: http://127.0.0.1:1/\n  rollouts: [a, nope]\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["run", "--config"])
+        .arg(&config)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("weir started with a webhook for an unknown rollout");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("notifications[0].rollouts: no rollout is named \"nope\" (there are: a)"),
+        "{text}"
+    );
+}

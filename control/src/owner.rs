@@ -121,6 +121,18 @@ impl TableOwner {
                 .map_err(|e| format!("{source}: {e}"))?;
                 handles.push(handle);
             }
+            // A webhook for a rollout that is not there would wait for events that never come.
+            for (i, hook) in config.notifications.iter().enumerate() {
+                for wanted in &hook.rollouts {
+                    if !handles.iter().any(|h| h.name() == wanted) {
+                        let names: Vec<&str> = handles.iter().map(|h| h.name()).collect();
+                        return Err(format!(
+                            "{source}: notifications[{i}].rollouts: no rollout is named {wanted:?} (there are: {})",
+                            names.join(", ")
+                        ));
+                    }
+                }
+            }
             Owner::Rollouts(applier, handles)
         } else if let Some(cfg) = &config.kube {
             // The file's table serves until the cluster has been listed.

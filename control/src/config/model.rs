@@ -63,6 +63,9 @@ pub struct RawWebhook {
     /// Which events; default every one.
     #[serde(default)]
     pub events: Vec<String>,
+    /// Which rollouts' events (by name); default every one's.
+    #[serde(default)]
+    pub rollouts: Vec<String>,
 }
 
 /// A header's value: written out, from a file, or from a mounted Secret's key.

@@ -47,6 +47,8 @@ pub struct WebhookConfig {
     pub timeout: Duration,
     /// The events it gets; empty: every one.
     pub events: BTreeSet<EventKind>,
+    /// The rollouts whose events it gets (by name); empty: every one.
+    pub rollouts: BTreeSet<String>,
     /// Attempts after the first that failed.
     pub retries: u32,
     /// Before the first retry; doubled for each next one, up to 30 s.
@@ -54,8 +56,9 @@ pub struct WebhookConfig {
 }
 
 impl WebhookConfig {
-    pub fn wants(&self, kind: EventKind) -> bool {
-        self.events.is_empty() || self.events.contains(&kind)
+    pub fn wants(&self, event: &Event) -> bool {
+        (self.events.is_empty() || self.events.contains(&event.event))
+            && (self.rollouts.is_empty() || self.rollouts.contains(&event.rollout))
     }
 }
 
@@ -118,7 +121,7 @@ impl Webhook {
 
     /// Queues `event` if the webhook wants it; never waits.
     pub fn offer(&self, event: &Event) {
-        if !self.config.wants(event.event) {
+        if !self.config.wants(event) {
             return;
         }
         if self.queue.try_send(event.clone()).is_err() {
@@ -223,6 +226,38 @@ async fn post(config: &WebhookConfig, event: &Event) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_webhook_gets_the_events_and_rollouts_it_names() {
+        let config = |events: &[EventKind], rollouts: &[&str]| WebhookConfig {
+            name: "ops".into(),
+            url: Value::Literal("http://127.0.0.1:1/".into()),
+            format: Format::Json,
+            headers: Vec::new(),
+            timeout: Duration::from_secs(1),
+            events: events.iter().copied().collect(),
+            rollouts: rollouts.iter().map(|r| r.to_string()).collect(),
+            retries: 0,
+            backoff: Duration::from_secs(1),
+        };
+        let event = |rollout: &str, kind| Event {
+            rollout: rollout.into(),
+            event: kind,
+            time: String::new(),
+            weight: 0.0,
+            step: 1,
+            step_count: 1,
+            phase: "Degraded".into(),
+            message: String::new(),
+            evidence: Vec::new(),
+        };
+        let all = config(&[], &[]);
+        assert!(all.wants(&event("shop", EventKind::Paused)));
+        let aborts = config(&[EventKind::Aborted], &["shop"]);
+        assert!(aborts.wants(&event("shop", EventKind::Aborted)));
+        assert!(!aborts.wants(&event("shop", EventKind::Paused)));
+        assert!(!aborts.wants(&event("cart", EventKind::Aborted)));
+    }
 
     #[test]
     fn backoff_doubles_up_to_thirty_seconds() {

@@ -101,6 +101,7 @@ pub fn notifications(
                 })
                 .collect();
             WebhookConfig {
+                rollouts: w.rollouts.iter().cloned().collect(),
                 name,
                 url,
                 format,
