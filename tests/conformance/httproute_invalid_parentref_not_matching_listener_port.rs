@@ -17,13 +17,5 @@ async fn httproute_invalid_parentref_not_matching_listener_port() {
         (INFRA_NS, "same-namespace"),
     );
     status::route_must_have_resolved_refs(&suite.cluster, route, gw).await;
-    status::route_must_have_condition(
-        &suite.cluster,
-        route,
-        gw,
-        ("Accepted", "False", "NoMatchingParent"),
-    )
-    .await;
-    status::route_must_have_no_accepted_parents(&suite.cluster, route).await;
-    status::gateway_must_have_zero_routes(&suite.cluster, gw).await;
+    status::route_must_be_refused(&suite.cluster, route, gw, "NoMatchingParent").await;
 }

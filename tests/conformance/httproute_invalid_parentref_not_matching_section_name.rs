@@ -15,13 +15,5 @@ async fn httproute_invalid_parentref_not_matching_section_name() {
         (INFRA_NS, "httproute-listener-not-matching-section-name"),
         (INFRA_NS, "same-namespace"),
     );
-    status::route_must_have_condition(
-        &suite.cluster,
-        route,
-        gw,
-        ("Accepted", "False", "NoMatchingParent"),
-    )
-    .await;
-    status::route_must_have_no_accepted_parents(&suite.cluster, route).await;
-    status::gateway_must_have_zero_routes(&suite.cluster, gw).await;
+    status::route_must_be_refused(&suite.cluster, route, gw, "NoMatchingParent").await;
 }

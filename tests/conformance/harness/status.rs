@@ -307,6 +307,20 @@ pub async fn gateway_listeners_must_have(
 }
 
 /// `GatewayMustHaveZeroRoutes`: no listeners in status, or one with no attached routes.
+/// A route that names `gateway` but attaches to none of its listeners, as the suite's invalid
+/// parentRef tests judge it: `Accepted` False with `reason`, no accepted parent, and the
+/// Gateway counting no route.
+pub async fn route_must_be_refused(
+    cluster: &FakeCluster,
+    route: (&str, &str),
+    gateway: (&str, &str),
+    reason: &'static str,
+) {
+    route_must_have_condition(cluster, route, gateway, ("Accepted", "False", reason)).await;
+    route_must_have_no_accepted_parents(cluster, route).await;
+    gateway_must_have_zero_routes(cluster, gateway).await;
+}
+
 pub async fn gateway_must_have_zero_routes(cluster: &FakeCluster, gateway: (&str, &str)) {
     wait_object(
         cluster,

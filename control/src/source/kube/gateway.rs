@@ -228,11 +228,9 @@ pub fn translate(
     // A match an earlier (older, or earlier-listed) rule already has could never be chosen: the
     // table would refuse it, so it is left out here, as the spec's precedence has it.
     for spec in &mut out.routes {
-        let mut hosts = spec.hosts.clone();
-        hosts.sort();
-        let ports = &spec.ports;
+        let key = match_key(spec);
         spec.matches.retain(|m| {
-            let fresh = seen_matches.insert(format!("{hosts:?}|{ports:?}|{m:?}"));
+            let fresh = seen_matches.insert(key(m));
             if !fresh {
                 out.warnings.push(format!(
                     "{}: a match that an earlier rule already has is never used",
@@ -248,14 +246,8 @@ pub fn translate(
         routes: out.routes.clone(),
     };
     for base in &cfg.base.routes {
-        let mut hosts = base.hosts.clone();
-        hosts.sort();
-        let ports = &base.ports;
-        if base
-            .matches
-            .iter()
-            .any(|m| seen_matches.contains(&format!("{hosts:?}|{ports:?}|{m:?}")))
-        {
+        let key = match_key(base);
+        if base.matches.iter().any(|m| seen_matches.contains(&key(m))) {
             out.warnings.push(format!(
                 "config route {}: an HTTPRoute has the same match and takes precedence",
                 base.name
@@ -266,9 +258,7 @@ pub fn translate(
     }
     if let HttpRouteParents::Services(services) = &source.parents {
         for fallback in mesh::service_fallbacks(cfg, obs, services, &coverage, &mut out.warnings) {
-            let mut hosts = fallback.hosts.clone();
-            hosts.sort();
-            let key = format!("{hosts:?}|{:?}|{:?}", fallback.ports, fallback.matches[0]);
+            let key = match_key(&fallback)(&fallback.matches[0]);
             // A rule of an HTTPRoute already takes every request for the Service.
             if seen_matches.insert(key) {
                 table.routes.push(fallback);
@@ -281,6 +271,15 @@ pub fn translate(
         attached_routes.len()
     );
     (table, out)
+}
+
+/// What makes a match of `spec` the same as another route's — its hosts (in any order), the
+/// ports it serves and the match itself — as the table's own overlap check reads it.
+fn match_key(spec: &RouteSpec) -> impl Fn(&MatchSpec) -> String {
+    let mut hosts = spec.hosts.clone();
+    hosts.sort();
+    let ports = spec.ports.clone();
+    move |m| format!("{hosts:?}|{ports:?}|{m:?}")
 }
 
 /// One HTTPRoute: its rules as routes, and its conditions.
