@@ -150,6 +150,7 @@ async fn trial(manifests: &str, admin: Option<SocketAddr>, every: u64) -> Option
     let (stop, shutdown) = Shutdown::new();
     tokio::spawn(serve(
         listener,
+        "bench".into(),
         None,
         plane.proxy.clone(),
         LimitsSpec::default(),

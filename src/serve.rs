@@ -15,6 +15,7 @@ use weir_control::config::{Config, ConfigErrors};
 use weir_control::owner::TableOwner;
 use weir_control::rollout::RolloutHandle;
 use weir_control::source::file::{sighup_reloads, FileSource, DEFAULT_POLL_INTERVAL};
+use weir_proxy::access_log::{AccessLogSpec, Destination};
 use weir_proxy::listen::spec::{ListenerSpec, ListenerTls};
 use weir_proxy::listen::{bind, serve, server_config, ConnectionLimit, ReloadableTls, Shutdown};
 use weir_proxy::DataPlane;
@@ -28,8 +29,18 @@ pub async fn run_file(path: PathBuf, workers: &Workers) -> anyhow::Result<()> {
     // Signal handlers first: a SIGHUP or SIGTERM that arrives while starting must not kill
     // weir with the default action.
     let hangups = sighup_reloads().context("cannot watch SIGHUP")?;
+    let mut reopens = signal(SignalKind::user_defined1()).context("cannot watch SIGUSR1")?;
     let stop = StopSignal::install()?;
     let running = Arc::new(start(config, workers).await?);
+
+    // SIGUSR1: the access log's file is opened again (logrotate moved it).
+    let plane = running.plane.clone();
+    tokio::spawn(async move {
+        while reopens.recv().await.is_some() {
+            tracing::info!("SIGUSR1: reopening the access log");
+            plane.access_log.reopen();
+        }
+    });
 
     let follower = running.clone();
     tokio::spawn(
@@ -40,6 +51,7 @@ pub async fn run_file(path: PathBuf, workers: &Workers) -> anyhow::Result<()> {
 
     stop.wait().await;
     running.drain().await;
+    running.plane.access_log.flush();
     Ok(())
 }
 
@@ -86,6 +98,10 @@ pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running>
     crate::open_files::raise_and_log(config.limits.max_connections);
     crate::memory::keep_freed_heap();
     let plane = DataPlane::for_workers(workers.count());
+    plane
+        .access_log
+        .configure(config.access_log.as_ref())
+        .map_err(|e| anyhow!("access_log.path: {e}"))?;
     let owner = TableOwner::start(&config, plane.clone())
         .await
         .map_err(|e| anyhow!("{e}"))?;
@@ -133,6 +149,7 @@ pub async fn start(config: Config, workers: &Workers) -> anyhow::Result<Running>
                 .with_context(|| format!("listener {}: worker {index}", spec.name))?;
             Ok(serve(
                 listener,
+                spec.name.as_str().into(),
                 tls.clone(),
                 plane.proxy.clone(),
                 config.limits.clone(),
@@ -202,7 +219,23 @@ impl Running {
                 certificates.push((handle, fresh));
             }
         }
+        if let Some(AccessLogSpec {
+            destination: Destination::File(path),
+            ..
+        }) = &config.access_log
+        {
+            // Checked before anything changes; opened again (reopened) once the table is in.
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| format!("access_log.path: {}: {e}", path.display()))?;
+        }
         let generation = self.owner.reload(&config)?;
+        // A reload reopens the log's file too, as logrotate's `postrotate` may ask.
+        if let Err(err) = self.plane.access_log.configure(config.access_log.as_ref()) {
+            tracing::error!(error = %err, "access_log.path: cannot open; the log writes on where it did");
+        }
         // Certificates are re-read on every reload: rotation needs no restart.
         for (handle, fresh) in certificates {
             handle.install(fresh);

@@ -437,3 +437,43 @@ fn notifications_are_checked_field_by_field() {
     );
     find(&errors, "notifications", "this config has no `rollout:`");
 }
+
+#[test]
+fn access_log_mistakes_are_named() {
+    // A route asks for a log the config does not have.
+    let e = errors(&with_route("    access_log: {sample: 10}\n"));
+    find(&e, "routes[0].access_log", "no `access_log:` section");
+    // A format that is not one, a share past 100 %, a file in a directory that is not there.
+    let e = errors(&format!(
+        "access_log: {{format: xml, sample: 120, path: /nonexistent-dir/access.log}}\n{}",
+        with_route("    access_log: {sample: 101}\n")
+    ));
+    find(&e, "access_log.format", "json or logfmt");
+    find(&e, "access_log.sample", "out of range");
+    find(&e, "access_log.path", "/nonexistent-dir: no such directory");
+    find(&e, "routes[0].access_log.sample", "out of range");
+}
+
+#[test]
+fn access_log_settings_load() {
+    let text = format!(
+        "access_log: {{path: logs/access.log, format: logfmt, query: true, sample: 25}}\n{}",
+        with_route("    access_log: false\n")
+    );
+    let dir = std::env::temp_dir().join(format!("weir-access-log-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("logs")).unwrap();
+    let config = from_str(&text, &dir.join("weir.yaml")).unwrap_or_else(|e| panic!("{e}"));
+    let log = config.access_log.expect("the section");
+    assert_eq!(
+        log.destination,
+        weir_proxy::access_log::Destination::File(dir.join("logs/access.log"))
+    );
+    assert_eq!(log.format, weir_proxy::access_log::Format::Logfmt);
+    assert!(log.query);
+    assert_eq!(log.sample_bp, 2_500);
+    assert_eq!(
+        config.table.routes[0].access_log,
+        weir_proxy::access_log::RoutePolicy::Off
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,6 +2,7 @@
 //! The control plane drives it only through `DataPlane::apply` (a new `TableSpec`, compiled and
 //! swapped whole) and reads it through the live windows.
 
+pub mod access_log;
 pub mod admin;
 mod authority;
 mod buffer;

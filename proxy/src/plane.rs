@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::access_log::{AccessLog, Counters};
 use crate::pipeline::Proxy;
 use crate::sni::CertificateStore;
 use crate::stats::{LiveStats, Metrics};
@@ -14,6 +15,8 @@ pub struct DataPlane {
     pub metrics: Arc<Metrics>,
     pub live: Arc<LiveStats>,
     pub proxy: Arc<Proxy>,
+    /// One line per request, when configured (`access_log:`).
+    pub access_log: Arc<AccessLog>,
     /// The certificates of listeners that take them from the control plane (`ListenerTls::Installed`).
     pub certificates: Arc<CertificateStore>,
     compiler: Compiler,
@@ -36,8 +39,23 @@ impl DataPlane {
             metrics: metrics.clone(),
             live: live.clone(),
         };
+        let counters = Counters::default();
+        metrics.register(|registry| {
+            registry.register(
+                "access_log_lines",
+                "Access-log lines written",
+                counters.lines.clone(),
+            );
+            registry.register(
+                "access_log_dropped",
+                "Access-log lines dropped: the writer could not keep up, or a write failed",
+                counters.dropped.clone(),
+            );
+        });
+        let access_log = Arc::new(AccessLog::new(counters));
         Arc::new(DataPlane {
-            proxy: Arc::new(Proxy::new(table.clone())),
+            proxy: Arc::new(Proxy::new(table.clone(), access_log.clone())),
+            access_log,
             table,
             metrics,
             live,

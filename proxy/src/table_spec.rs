@@ -54,6 +54,9 @@ pub struct RouteSpec {
     /// The object this route was made from, when it was made from one (an HTTPRoute):
     /// shown by /routes, so what a controller wrote can be checked against what is in force.
     pub origin: Option<Origin>,
+    /// Whether its requests are written to the access log: the section's sample, off, or a
+    /// share of its own.
+    pub access_log: crate::access_log::RoutePolicy,
 }
 
 /// Which request ports a route serves. A request's port is its Host's (or `:authority`'s),
@@ -157,6 +160,7 @@ impl RouteSpec {
             redirect: None,
             rewrite: None,
             origin: None,
+            access_log: crate::access_log::RoutePolicy::Inherit,
         }
     }
 

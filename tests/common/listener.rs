@@ -21,6 +21,7 @@ pub async fn listen(plane: &Arc<DataPlane>, max_connections: usize) -> Listening
     let (stop, shutdown) = Shutdown::new();
     let server = tokio::spawn(serve(
         listener,
+        "test".into(),
         None,
         plane.proxy.clone(),
         LimitsSpec::default(),

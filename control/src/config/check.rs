@@ -90,15 +90,34 @@ impl<'a> Checker<'a> {
     /// Resolves a file against the config directory and checks it can be opened; the data plane
     /// parses the contents.
     pub fn file(&mut self, path: &str, file: &Path) -> PathBuf {
-        let resolved = if file.is_relative() {
-            self.base_dir.join(file)
-        } else {
-            file.to_path_buf()
-        };
+        let resolved = self.resolve(file);
         if let Err(err) = std::fs::File::open(&resolved) {
             self.report(path, format!("cannot read {}: {err}", resolved.display()));
         }
         resolved
+    }
+
+    /// A file weir writes, resolved against the config directory: its directory must exist.
+    pub fn output_file(&mut self, path: &str, file: &Path) -> PathBuf {
+        let resolved = self.resolve(file);
+        match resolved.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+                self.report(path, format!("{}: no such directory", dir.display()))
+            }
+            _ if resolved.is_dir() => {
+                self.report(path, format!("{} is a directory", resolved.display()))
+            }
+            _ => {}
+        }
+        resolved
+    }
+
+    fn resolve(&self, file: &Path) -> PathBuf {
+        if file.is_relative() {
+            self.base_dir.join(file)
+        } else {
+            file.to_path_buf()
+        }
     }
 
     /// `host:port` or `[v6]:port`, port 1..=65535; the host may be a name resolved later.

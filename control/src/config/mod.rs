@@ -42,6 +42,8 @@ pub struct Config {
     pub kube: Option<KubeSourceConfig>,
     /// Webhooks told of the rollout's events.
     pub notifications: Vec<crate::notify::WebhookConfig>,
+    /// One line per request (`access_log:`); None: no access log.
+    pub access_log: Option<weir_proxy::access_log::AccessLogSpec>,
 }
 
 /// The `rollout:` section, paths resolved. The manifests themselves are read by `argo`.

@@ -37,6 +37,38 @@ pub struct RawConfig {
     /// Webhooks told of the rollout's events.
     #[serde(default)]
     pub notifications: Vec<RawWebhook>,
+    /// One line per request.
+    pub access_log: Option<RawAccessLog>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an access log: {path: stdout|FILE, format: json|logfmt, query: BOOL, sample: PERCENT}"
+)]
+pub struct RawAccessLog {
+    /// `stdout` (default) or a file, appended to and reopened on SIGUSR1 or reload.
+    pub path: Option<PathBuf>,
+    /// `json` (default) or `logfmt`.
+    pub format: Option<String>,
+    /// Keep the query string in `path` (default false: it carries tokens).
+    pub query: Option<bool>,
+    /// The share of requests logged on routes that do not say (default 100).
+    pub sample: Option<Percent>,
+}
+
+/// A route's `access_log`: `true`, `false`, or `{sample: PERCENT}`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged, expecting = "true, false or {sample: PERCENT}")]
+pub enum RawRouteLog {
+    Switch(bool),
+    Sample(RawSample),
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSample {
+    pub sample: Percent,
 }
 
 #[derive(Debug, Deserialize)]
@@ -294,6 +326,8 @@ pub struct RawRoute {
     pub redirect: Option<RawRedirect>,
     /// Change the host and path sent upstream.
     pub rewrite: Option<RawRewrite>,
+    /// Whether its requests go to the access log (default: the section's `sample`).
+    pub access_log: Option<RawRouteLog>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -9,7 +9,9 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 
-use crate::stats::{grpc_status_is_fault, Outcome};
+use super::logged::Logged;
+use crate::pipeline::Failure;
+use crate::stats::{grpc_status_is_fault, Outcome, UpstreamError};
 use crate::table::BackendStats;
 use crate::upstream::Received;
 use crate::upstream::Release;
@@ -48,20 +50,27 @@ impl PendingGrpc {
 }
 
 /// The upstream's response body, with what must happen when it ends: the pooled connection
-/// goes back, a gRPC outcome is recorded.
+/// goes back, a gRPC outcome is recorded, the access log's line is written.
 pub struct UpstreamBody {
     body: Received,
     release: Option<Release>,
     grpc: Option<PendingGrpc>,
+    logged: Option<Box<Logged>>,
 }
 
 impl UpstreamBody {
     /// `release`: hyper's connection to give back (a pooled HTTP/1 body gives back its own).
-    pub fn new(body: Received, release: Option<Release>, grpc: Option<PendingGrpc>) -> Self {
+    pub fn new(
+        body: Received,
+        release: Option<Release>,
+        grpc: Option<PendingGrpc>,
+        logged: Option<Box<Logged>>,
+    ) -> Self {
         let mut this = UpstreamBody {
             body,
             release,
             grpc,
+            logged,
         };
         if this.body.is_end_stream() {
             this.finished(None);
@@ -75,15 +84,22 @@ impl UpstreamBody {
         if let Some(grpc) = self.grpc.take() {
             grpc.finish(trailers);
         }
+        if let Some(logged) = self.logged.take() {
+            logged.end(None);
+        }
     }
 }
 
 impl Drop for UpstreamBody {
     fn drop(&mut self) {
         // Dropped before its end: the connection is not reused (Release's own Drop), and a
-        // gRPC call cut short is recorded with what is known.
+        // gRPC call cut short is recorded with what is known. The client stopped reading (it
+        // went away, or reset its stream).
         if let Some(grpc) = self.grpc.take() {
             grpc.finish(None);
+        }
+        if let Some(logged) = self.logged.take() {
+            logged.end(Some(Failure::ClientGone.as_str()));
         }
     }
 }
@@ -102,6 +118,9 @@ impl Body for ResponseBody {
                 match &polled {
                     Poll::Ready(None) => up.finished(None),
                     Poll::Ready(Some(Ok(frame))) => {
+                        if let (Some(logged), Some(data)) = (&mut up.logged, frame.data_ref()) {
+                            logged.response_bytes += data.len() as u64;
+                        }
                         if let Some(trailers) = frame.trailers_ref() {
                             up.finished(Some(trailers));
                         } else if up.body.is_end_stream() {
@@ -112,6 +131,9 @@ impl Body for ResponseBody {
                         up.release = None;
                         if let Some(grpc) = up.grpc.take() {
                             grpc.finish(None);
+                        }
+                        if let Some(logged) = up.logged.take() {
+                            logged.end(Some(UpstreamError::Reset.as_str()));
                         }
                     }
                     Poll::Pending => {}

@@ -226,7 +226,7 @@ mod tests {
             ("x-forwarded-for", "1.2.3.4"),
             ("x-forwarded-proto", "https"),
         ]);
-        let client = ClientInfo::new("10.0.0.9".parse().unwrap(), false);
+        let client = ClientInfo::new("10.0.0.9:40000".parse().unwrap(), false, "test".into());
         add_forwarded(
             &mut h,
             &client,

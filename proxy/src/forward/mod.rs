@@ -8,6 +8,7 @@
 pub mod body;
 mod headers;
 mod local;
+mod logged;
 mod mirror;
 mod upgrade;
 mod url;
@@ -24,6 +25,7 @@ use hyper::upgrade::OnUpgrade;
 use body::{PendingGrpc, RequestBody, ResponseBody, UpstreamBody};
 pub use headers::ADDED_FIELDS;
 pub use local::local_response;
+use logged::{Logged, Logging};
 
 use crate::h1;
 use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
@@ -39,17 +41,38 @@ static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-statu
 pub async fn handle(state: ConnState, req: Request<Received>) -> Response<ResponseBody> {
     let (proxy, client) = (&*state.0, &state.1);
     let table = proxy.table().load();
-    let (mut exchange, mut leg, client_upgrade) = match prepare(proxy, &table, req, client) {
-        Prepared::Forward(exchange, leg, client_upgrade) => (exchange, leg, client_upgrade),
-        Prepared::Answered(answer) => return answer,
-    };
+    let mut logging = None;
+    let (mut exchange, mut leg, client_upgrade) =
+        match prepare(proxy, &table, req, client, &mut logging) {
+            Prepared::Forward(exchange, leg, client_upgrade) => (exchange, leg, client_upgrade),
+            Prepared::Answered(answer) => {
+                if let Some(logging) = logging {
+                    logging.local(proxy, answer.status(), body_len(&answer));
+                }
+                return answer;
+            }
+        };
 
     // Connect, send — within the route's deadline — then record and respond.
     let mut resp = match pipeline::forward(&mut exchange, &mut leg).await {
-        Ok((resp, release)) => respond(resp, release, &exchange),
+        Ok((resp, release)) => {
+            let logged = logging.and_then(|logging| {
+                logging.answered(
+                    &exchange,
+                    resp.status().as_u16(),
+                    Instant::now(),
+                    state.clone(),
+                )
+            });
+            respond(resp, release, &exchange, logged)
+        }
         Err(failure) => {
             let (status, cause) = failure.answer(&exchange);
-            return local_response(status, &cause);
+            let resp = local_response(status, &cause);
+            if let Some(logging) = logging {
+                logging.failed(proxy, &exchange, failure, (status, body_len(&resp)));
+            }
+            return resp;
         }
     };
     if let Some(client_upgrade) = client_upgrade {
@@ -58,21 +81,25 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
     resp
 }
 
+/// The length of one of weir's own answers.
+fn body_len(resp: &Response<ResponseBody>) -> u64 {
+    resp.body().size_hint().exact().unwrap_or(0)
+}
+
 /// The phases before the first wait — match, redirect, choose, rewrite, mirror — or weir's own
 /// answer.
 /// A plain function, not part of `handle`'s future: the request's parts, moved from one local
 /// to the next here, would each keep room in that future for the request's whole life (it
 /// was 3,192 bytes, a quarter of it these locals), and every request's future is copied into
 /// its task.
+/// `logging`: the access log's line, begun once the request is matched (if it is logged).
 fn prepare<'t>(
     proxy: &Proxy,
     table: &'t RouteTable,
     mut req: Request<Received>,
     client: &ClientInfo,
+    logging: &mut Option<Logging>,
 ) -> Prepared<'t> {
-    if let Some(cause) = http2_host_conflict(&req) {
-        return Prepared::Answered(local_response(StatusCode::BAD_REQUEST, cause));
-    }
     // A clone of the Host value shares its bytes: no copy on the common path.
     let host = host_of(&req);
 
@@ -83,9 +110,23 @@ fn prepare<'t>(
         .map_or(b"/".as_slice(), |p| p.as_str().as_bytes());
     let host_bytes = host.as_ref().map(HeaderValue::as_bytes);
     let method = req.method().as_str().as_bytes();
-    let Some(route) =
-        pipeline::match_route(table, host_bytes, client.tls, method, target, req.headers())
-    else {
+    let found = pipeline::match_route(table, host_bytes, client.tls, method, target, req.headers());
+    *logging = pipeline::logging::begin(
+        proxy,
+        client,
+        found.map(|r| &**r),
+        logged::protocol(req.version()),
+        method,
+        host_bytes,
+        target,
+        req.headers(),
+    )
+    .map(|pending| Logging::new(pending, !req.body().is_end_stream()));
+    // Before anything is done with the host: it must be one host.
+    if let Some(cause) = http2_host_conflict(&req) {
+        return Prepared::Answered(local_response(StatusCode::BAD_REQUEST, cause));
+    }
+    let Some(route) = found else {
         return Prepared::Answered(local_response(
             StatusCode::NOT_FOUND,
             "no route matches this request",
@@ -144,9 +185,11 @@ fn prepare<'t>(
             headers: parts.headers.clone(),
         })
     });
-    let body = match mirror {
-        Some(Some(tx)) => RequestBody::Tee(incoming, Some(tx)),
-        _ => RequestBody::Client(incoming),
+    let counted = logging.as_ref().and_then(|l| l.request_bytes.clone());
+    let body = match (mirror, counted) {
+        (Some(Some(tx)), counted) => RequestBody::Tee(incoming, Some(tx), counted),
+        (_, Some(counted)) => RequestBody::Counted(incoming, counted),
+        (_, None) => RequestBody::Client(incoming),
     };
 
     let leg = HyperLeg {
@@ -401,6 +444,7 @@ fn respond(
     resp: Response<Received>,
     release: Option<Release>,
     exchange: &Exchange<'_>,
+    logged: Option<Box<Logged>>,
 ) -> Response<ResponseBody> {
     let (mut parts, incoming) = resp.into_parts();
     let mut outcome = exchange.response_outcome(parts.status.as_u16(), Instant::now());
@@ -428,6 +472,6 @@ fn respond(
             outcome,
         })
     };
-    let body = UpstreamBody::new(incoming, release, pending);
+    let body = UpstreamBody::new(incoming, release, pending, logged);
     Response::from_parts(parts, ResponseBody::Upstream(body))
 }

@@ -20,7 +20,7 @@ use super::strict::Refusal;
 use crate::buffer::{self, read_more};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::graceful::Graceful;
-use crate::pipeline::{self, ConnState, Exchange};
+use crate::pipeline::{self, ConnState, Exchange, Tally};
 use crate::stock::Shelf;
 
 /// Client-side limits, as the listener has them.
@@ -331,10 +331,22 @@ where
             return handover(client, &shared);
         };
         deadline.clear();
+        let logged = pipeline::logging::begin(
+            proxy,
+            info,
+            Some(route),
+            "HTTP/1.1",
+            head.method(buf),
+            head.host(buf),
+            head.target(buf),
+            &fields,
+        );
 
         // The rest of the phases, as bytes.
         let closing = shared.draining.load(Ordering::Acquire);
-        let after = exchange(&mut client, info, &mut chosen, closing).await;
+        let mut tally = Tally::default();
+        let after = exchange(&mut client, info, &mut chosen, closing, &mut tally).await;
+        pipeline::logging::finish(proxy, logged, Some(&chosen), &tally);
         let ended = match after {
             After::KeepAlive { since } if !shared.draining.load(Ordering::Acquire) => since,
             _ => return close(&mut client.io).await,

@@ -177,7 +177,7 @@ mod tests {
     use crate::h1::head::{FieldList, Parsed, ParsedResponse};
 
     fn client() -> ClientInfo {
-        ClientInfo::new("10.0.0.9".parse().unwrap(), false)
+        ClientInfo::new("10.0.0.9:40000".parse().unwrap(), false, "test".into())
     }
 
     fn forwarded(raw: &[u8]) -> String {

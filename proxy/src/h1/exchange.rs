@@ -20,7 +20,7 @@ use super::strict::Refusal;
 use crate::buffer::{self, BodyReads};
 use crate::deadline::DeadlineIo;
 use crate::framing::BodyCursor;
-use crate::pipeline::{self, ClientInfo, Exchange, Failure, Transport, Undelivered};
+use crate::pipeline::{self, ClientInfo, Exchange, Failure, Tally, Transport, Undelivered};
 use crate::stats::UpstreamError;
 use crate::table::Backend;
 use crate::upstream::{Endpoint, RawConn, RawLease};
@@ -58,12 +58,14 @@ pub enum After {
 }
 
 /// Forwards the request whose head `client.scratch.head` describes and answers the client.
-/// `closing`: the connection closes after this exchange whatever the messages say.
+/// `closing`: the connection closes after this exchange whatever the messages say. What the
+/// access log reads of it goes in `tally`.
 pub async fn exchange<I>(
     client: &mut ClientSide<I>,
     info: &ClientInfo,
     exchange: &mut Exchange<'_>,
     closing: bool,
+    tally: &mut Tally,
 ) -> After
 where
     I: AsyncRead + AsyncWrite + Unpin + Send,
@@ -87,6 +89,7 @@ where
     );
     let head_len = client.scratch.head.len;
     let Ok(prefix) = body.take(&client.scratch.buf[head_len..]) else {
+        tally.status = Some(StatusCode::BAD_REQUEST.as_u16());
         return local(
             client,
             StatusCode::BAD_REQUEST,
@@ -100,6 +103,7 @@ where
         .out
         .extend_from_slice(&client.scratch.buf[head_len..head_len + prefix]);
     client.scratch.buf.advance(head_len + prefix);
+    tally.request_bytes = prefix as u64;
     // The whole request is in `out`: it can be written again to a fresh connection.
     let resendable = body.is_done() && idempotent;
 
@@ -109,17 +113,26 @@ where
         body: &mut body,
         is_head,
         resendable,
+        sent: &mut tally.request_bytes,
     };
     match pipeline::forward(exchange, &mut leg).await {
         Ok((conn, lease)) => {
             let answered = Instant::now();
-            let outcome = exchange.response_outcome(client.scratch.resp.status, answered);
+            let status = client.scratch.resp.status;
+            let outcome = exchange.response_outcome(status, answered);
             exchange.record(&outcome);
-            respond(client, conn, lease, close, answered).await
+            tally.status = Some(status);
+            tally.answered = Some(answered);
+            respond(client, conn, lease, close, answered, tally).await
         }
-        Err(Failure::ClientGone) => After::Close,
+        Err(failure @ Failure::ClientGone) => {
+            tally.failure = Some(failure);
+            After::Close
+        }
         Err(failure) => {
             let (status, cause) = failure.answer(exchange);
+            tally.failure = Some(failure);
+            tally.status = Some(status.as_u16());
             // An unread rest of the request body would be taken for the next request.
             local(client, status, &cause, close || !body.is_done()).await
         }
@@ -135,6 +148,8 @@ struct ByteLeg<'c, I> {
     /// Whole in `client.scratch.out` and idempotent: it may be written again to a fresh
     /// connection.
     resendable: bool,
+    /// Body bytes sent on so far.
+    sent: &'c mut u64,
 }
 
 impl<I> Transport for ByteLeg<'_, I>
@@ -163,7 +178,7 @@ where
         // Enforced by the connection's IO: no timer of this request's own.
         conn.deadline
             .set(started, lease.endpoint().response_timeout());
-        let delivered = deliver(self.client, &mut conn, self.body, self.is_head).await;
+        let delivered = deliver(self.client, &mut conn, self.body, self.is_head, self.sent).await;
         conn.deadline.clear();
         match delivered {
             Ok(()) => Ok((conn, lease)),
@@ -179,6 +194,7 @@ async fn deliver<I>(
     conn: &mut RawConn,
     body: &mut BodyCursor,
     is_head: bool,
+    sent: &mut u64,
 ) -> Result<(), Delivery>
 where
     I: AsyncRead + AsyncWrite + Unpin,
@@ -198,6 +214,7 @@ where
         if let Err(err) = conn.io.write_all(&client.scratch.buf[..n]).await {
             return Err(Delivery::upstream_io(&err, false));
         }
+        *sent += n as u64;
         client.scratch.buf.advance(n);
     }
     // Interim (1xx) heads go to the client as they come.
@@ -213,13 +230,14 @@ where
 }
 
 /// Writes the response head (that came at `answered`) and relays its body; pools the upstream
-/// connection if the exchange ended cleanly.
+/// connection if the exchange ended cleanly. Body bytes and a relay's failure go in `tally`.
 async fn respond<I>(
     client: &mut ClientSide<I>,
     mut conn: RawConn,
     lease: RawLease,
     close: bool,
     answered: Instant,
+    tally: &mut Tally,
 ) -> After
 where
     I: AsyncRead + AsyncWrite + Unpin,
@@ -231,8 +249,10 @@ where
     client.scratch.out.clear();
     encode::response_head(&mut client.scratch.out, &conn.buf, resp, close);
     let Ok(first) = body.take(&conn.buf[resp.len..]) else {
+        tally.body_failure = Some(UpstreamError::Protocol.as_str());
         return After::Close;
     };
+    tally.response_bytes = first as u64;
     client
         .scratch
         .out
@@ -245,6 +265,7 @@ where
         // it, nor does a client that went away close it), stamped without a clock read.
         pool(conn, lease, upstream_keeps, answered);
         let Ok(waited) = write_noting_wait(&mut client.io, &client.scratch.out).await else {
+            tally.body_failure = Some(Failure::ClientGone.as_str());
             return After::Close;
         };
         // The client's idle time starts once it has the response: when it came, unless the
@@ -256,6 +277,7 @@ where
         }
     } else {
         if client.io.write_all(&client.scratch.out).await.is_err() {
+            tally.body_failure = Some(Failure::ClientGone.as_str());
             return After::Close;
         }
         let mut reads = BodyReads::new();
@@ -264,19 +286,26 @@ where
                 Ok(0) => {
                     if body.end_of_stream().is_err() {
                         // Truncated: the client must see the connection end, not a short body.
+                        tally.body_failure = Some(UpstreamError::Reset.as_str());
                         return After::Close;
                     }
                     break;
                 }
                 Ok(_) => {}
-                Err(_) => return After::Close,
+                Err(_) => {
+                    tally.body_failure = Some(UpstreamError::Reset.as_str());
+                    return After::Close;
+                }
             }
             let Ok(n) = body.take(&conn.buf) else {
+                tally.body_failure = Some(UpstreamError::Protocol.as_str());
                 return After::Close;
             };
             if client.io.write_all(&conn.buf[..n]).await.is_err() {
+                tally.body_failure = Some(Failure::ClientGone.as_str());
                 return After::Close;
             }
+            tally.response_bytes += n as u64;
             conn.buf.advance(n);
         }
         // A body relayed in reads of its own may have taken long: its end is read off the

@@ -58,6 +58,7 @@ const PARK_AFTER: Duration = Duration::from_secs(1);
 /// `connections` is shared by all listeners: it is the process-wide connection limit.
 pub async fn serve(
     listener: TcpListener,
+    name: Arc<str>,
     tls: Option<Arc<ReloadableTls>>,
     proxy: Arc<Proxy>,
     limits: LimitsSpec,
@@ -66,6 +67,7 @@ pub async fn serve(
 ) {
     let drain = Drain::default();
     let listening = Listening::start(
+        name,
         &limits,
         tls.is_none(),
         proxy,
@@ -259,6 +261,8 @@ impl Builders {
 
 /// What a listener's connections share: how they are served, and where idle ones are parked.
 struct Listening {
+    /// The listener's name in the config (the access log's `listener`).
+    name: Arc<str>,
     builders: Builders,
     proxy: Arc<Proxy>,
     drain: Drain,
@@ -278,6 +282,7 @@ impl Listening {
     /// The listener's shared part, and for a plaintext one its parking's attendant, which
     /// serves each parked connection again when its bytes come (until `shutdown`).
     fn start(
+        name: Arc<str>,
         limits: &LimitsSpec,
         cleartext: bool,
         proxy: Arc<Proxy>,
@@ -297,6 +302,7 @@ impl Listening {
             }
         }
         let listening = Arc::new(Listening {
+            name,
             builders,
             proxy,
             drain,
@@ -424,7 +430,8 @@ impl Started {
     /// shares.
     fn parts(self, tls: bool) -> (Member, Arc<Listening>, ConnState) {
         let proxy = self.listening.proxy.clone();
-        let state = Arc::new((proxy, ClientInfo::new(self.peer.ip(), tls)));
+        let client = ClientInfo::new(self.peer, tls, self.listening.name.clone());
+        let state = Arc::new((proxy, client));
         (self.member, self.listening, state)
     }
 

@@ -292,6 +292,7 @@ pub(super) async fn weir(spec: &TableSpec) -> SocketAddr {
         let connections = ConnectionLimit::new(limits.max_connections);
         serve(
             listener,
+            "test".into(),
             None,
             plane.proxy.clone(),
             limits,

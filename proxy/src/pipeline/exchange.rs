@@ -2,12 +2,14 @@
 //! backend and start of the attempt in progress (a failed connect moves both to the other
 //! side). Recording reads it, so an outcome always lands on the backend that produced it.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use http::StatusCode;
 
 use crate::stats::{Outcome, UpstreamError};
 use crate::table::{Backend, Fields, Route};
+use crate::upstream::Endpoint;
 
 pub struct Exchange<'r> {
     pub route: &'r Route,
@@ -18,6 +20,10 @@ pub struct Exchange<'r> {
     pub backend: &'r Backend,
     /// When the current attempt began: the latency recorded is measured from here.
     pub started: Instant,
+    /// The endpoint of the current attempt, once one was picked (the access log's `upstream`).
+    pub endpoint: Option<&'r Arc<Endpoint>>,
+    /// Sends after the first: a stale or refused connection replaced, the connect fallback.
+    pub retries: u32,
 }
 
 impl<'r> Exchange<'r> {
@@ -31,6 +37,8 @@ impl<'r> Exchange<'r> {
             at: chosen,
             backend: route.backend(chosen),
             started: Instant::now(),
+            endpoint: None,
+            retries: 0,
         })
     }
 
@@ -76,6 +84,15 @@ pub enum Failure {
 }
 
 impl Failure {
+    /// Its name in the access log.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Failure::Upstream(err) => err.as_str(),
+            Failure::RouteTimeout => "route_timeout",
+            Failure::ClientGone => "client_gone",
+        }
+    }
+
     /// What the client is told, in the same words by every engine.
     pub fn answer(self, exchange: &Exchange<'_>) -> (StatusCode, String) {
         match self {

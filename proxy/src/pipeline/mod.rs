@@ -24,41 +24,52 @@
 //!    engine's [`Transport`]: a connect failure goes to another backend once, a stale pooled
 //!    connection is replaced, the route's deadline covers it all;
 //! 8. **record** — every attempt against the backend it went to ([`Exchange::record`]);
-//!    a failure answered in the same words by both engines ([`Failure`]).
+//!    a failure answered in the same words by both engines ([`Failure`]);
+//! 9. **log** — the access log's line ([`logging`]): begun at match (when the route logs),
+//!    answered with the response head or the failure, ended with the response's last byte.
 //!
 //! The only shared state a request touches is one load of the routing table.
 
 mod exchange;
+pub(crate) mod logging;
 mod transport;
 pub mod url;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use http::HeaderValue;
 use tokio::sync::Semaphore;
 
 pub use exchange::{Exchange, Failure, NO_WEIGHT};
+pub(crate) use logging::Tally;
 pub(crate) use transport::{forward, Transport, Undelivered};
 
+use crate::access_log::AccessLog;
 use crate::table::{Fields, Route, RouteTable, TableHandle};
 
 /// Mirrors in flight at once; past this a mirror is skipped rather than queued.
 const MAX_MIRRORS_IN_FLIGHT: usize = 256;
 
-/// What every request of every engine shares: the routing table in force and the bound on
-/// mirrors in flight.
+/// What every request of every engine shares: the routing table in force, the bound on
+/// mirrors in flight, and the access log.
 pub struct Proxy {
     table: Arc<TableHandle>,
     mirrors: Arc<Semaphore>,
+    access_log: Arc<AccessLog>,
 }
 
 impl Proxy {
-    pub fn new(table: Arc<TableHandle>) -> Self {
+    pub fn new(table: Arc<TableHandle>, access_log: Arc<AccessLog>) -> Self {
         Proxy {
             table,
             mirrors: Arc::new(Semaphore::new(MAX_MIRRORS_IN_FLIGHT)),
+            access_log,
         }
+    }
+
+    pub(crate) fn access_log(&self) -> &AccessLog {
+        &self.access_log
     }
 
     pub(crate) fn table(&self) -> &TableHandle {
@@ -70,20 +81,32 @@ impl Proxy {
     }
 }
 
-/// Who is on the other end of a client connection; built once per connection.
+/// Who is on the other end of a client connection, and on which listener; built once per
+/// connection.
 #[derive(Clone, Debug)]
 pub struct ClientInfo {
     pub ip: IpAddr,
     pub tls: bool,
     /// The peer address as a header value, rendered once for every request's X-Forwarded-For.
     pub ip_header: HeaderValue,
+    /// The peer's address and port (the access log's `client`).
+    pub peer: SocketAddr,
+    /// The listener's name.
+    pub listener: Arc<str>,
 }
 
 impl ClientInfo {
-    pub fn new(ip: IpAddr, tls: bool) -> Self {
+    pub fn new(peer: SocketAddr, tls: bool, listener: Arc<str>) -> Self {
+        let ip = peer.ip();
         let ip_header =
             HeaderValue::from_str(&ip.to_string()).unwrap_or(HeaderValue::from_static("unknown"));
-        ClientInfo { ip, tls, ip_header }
+        ClientInfo {
+            ip,
+            tls,
+            ip_header,
+            peer,
+            listener,
+        }
     }
 }
 

@@ -109,6 +109,7 @@ async fn attempt<T: Transport>(
     let mut stale = 0;
     let mut refused = 0;
     loop {
+        exchange.endpoint = Some(endpoint);
         let err = match transport.connect(endpoint, fresh, exchange.started).await {
             // The backend's HTTP/2 streams are all taken and the wait for one ended: the
             // deadline it waited to has passed, or its queue is full. Either way this is the
@@ -127,11 +128,13 @@ async fn attempt<T: Transport>(
                 Err(Undelivered::ClientGone) => return Err(Failure::ClientGone),
                 Err(Undelivered::Stale) if stale < STALE_RETRIES => {
                     stale += 1;
+                    exchange.retries += 1;
                     fresh = true;
                     continue;
                 }
                 Err(Undelivered::Refused) if refused < REFUSED_RETRIES => {
                     refused += 1;
+                    exchange.retries += 1;
                     fresh = true;
                     continue;
                 }
@@ -153,6 +156,7 @@ async fn attempt<T: Transport>(
             return Err(Failure::Upstream(err));
         }
         fell_back = true;
+        exchange.retries += 1;
         let backend = exchange.backend;
         endpoint = backend.pick();
         fresh = false;

@@ -6,6 +6,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use http::HeaderMap;
@@ -19,9 +20,16 @@ use super::received::Received;
 pub enum RequestBody {
     /// The client's body, as it arrives.
     Client(Received),
+    /// The client's body, its bytes counted as they pass (the access log's `request_bytes`).
+    Counted(Received, Arc<AtomicU64>),
     /// The client's body, each data frame also offered to a mirror. A mirror that cannot keep
     /// up loses its copy (the sender is dropped); the client's request never waits for it.
-    Tee(Received, Option<mpsc::Sender<Bytes>>),
+    /// Counted too when the access log wants it.
+    Tee(
+        Received,
+        Option<mpsc::Sender<Bytes>>,
+        Option<Arc<AtomicU64>>,
+    ),
     /// A mirror's copy of the client's body.
     Mirror(mpsc::Receiver<Bytes>),
     Bytes(Option<Bytes>),
@@ -40,10 +48,22 @@ impl Body for RequestBody {
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.get_mut() {
             RequestBody::Client(b) => Pin::new(b).poll_frame(cx).map_err(Into::into),
-            RequestBody::Tee(b, tx) => {
+            RequestBody::Counted(b, count) => {
+                let polled = Pin::new(b).poll_frame(cx);
+                if let Poll::Ready(Some(Ok(frame))) = &polled {
+                    if let Some(data) = frame.data_ref() {
+                        count.fetch_add(data.len() as u64, Ordering::Relaxed);
+                    }
+                }
+                polled.map_err(Into::into)
+            }
+            RequestBody::Tee(b, tx, count) => {
                 let polled = Pin::new(b).poll_frame(cx);
                 match &polled {
                     Poll::Ready(Some(Ok(frame))) => {
+                        if let (Some(data), Some(count)) = (frame.data_ref(), count.as_ref()) {
+                            count.fetch_add(data.len() as u64, Ordering::Relaxed);
+                        }
                         if let (Some(data), Some(sender)) = (frame.data_ref(), tx.as_ref()) {
                             if sender.try_send(data.clone()).is_err() {
                                 *tx = None;
@@ -64,7 +84,9 @@ impl Body for RequestBody {
 
     fn is_end_stream(&self) -> bool {
         match self {
-            RequestBody::Client(b) | RequestBody::Tee(b, _) => b.is_end_stream(),
+            RequestBody::Client(b) | RequestBody::Counted(b, _) | RequestBody::Tee(b, _, _) => {
+                b.is_end_stream()
+            }
             RequestBody::Mirror(_) => false,
             RequestBody::Bytes(b) => b.is_none(),
             RequestBody::Empty => true,
@@ -74,7 +96,9 @@ impl Body for RequestBody {
 
     fn size_hint(&self) -> SizeHint {
         match self {
-            RequestBody::Client(b) | RequestBody::Tee(b, _) => b.size_hint(),
+            RequestBody::Client(b) | RequestBody::Counted(b, _) | RequestBody::Tee(b, _, _) => {
+                b.size_hint()
+            }
             RequestBody::Mirror(_) => SizeHint::default(),
             RequestBody::Bytes(Some(b)) => SizeHint::with_exact(b.len() as u64),
             RequestBody::Replay(r) => r.size_hint(),
@@ -90,6 +114,11 @@ impl RequestBody {
     pub fn take_whole(&mut self) -> Option<Bytes> {
         match self {
             RequestBody::Client(b) => b.take_whole(),
+            RequestBody::Counted(b, count) => {
+                let whole = b.take_whole()?;
+                count.fetch_add(whole.len() as u64, Ordering::Relaxed);
+                Some(whole)
+            }
             RequestBody::Bytes(b) => b.take(),
             _ => None,
         }

@@ -3,6 +3,7 @@
 //! Every step records problems in the `Checker` and still returns a best-effort value, so one
 //! pass finds every problem in the file; any problem at all means no `Config`.
 
+mod access_log;
 mod backend;
 mod header;
 mod kube;
@@ -30,8 +31,13 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         &raw.routes,
         &raw.upstream_defaults,
         !from_http_routes,
+        raw.access_log.is_some(),
         &mut check,
     );
+    let access_log = raw
+        .access_log
+        .as_ref()
+        .map(|a| access_log::section(a, &mut check));
     let rollouts = rollouts(raw, &routes, &mut check);
     let table = TableSpec { routes };
     let kube = raw.kube.as_ref().map(|k| kube::kube(k, &table, &mut check));
@@ -78,6 +84,7 @@ pub fn compile(raw: &RawConfig, file: &Path) -> Result<Config, Vec<Problem>> {
         source_file: file.to_path_buf(),
         rollouts,
         state_dir,
+        access_log,
         kube,
         notifications,
     })

@@ -17,10 +17,12 @@ use crate::config::model::{
 };
 
 /// `required`: whether the config must have a route (not when HTTPRoutes make the table).
+/// `logs`: the config has an `access_log:` section (a route's `access_log` needs one).
 pub fn routes(
     raw: &[RawRoute],
     raw_defaults: &RawUpstreamDefaults,
     required: bool,
+    logs: bool,
     check: &mut Checker,
 ) -> Vec<RouteSpec> {
     if raw.is_empty() && required {
@@ -33,7 +35,7 @@ pub fn routes(
 
     for (i, route) in raw.iter().enumerate() {
         let path = format!("routes[{i}]");
-        let spec = compile_route(route, &defaults, &path, check);
+        let spec = compile_route(route, &defaults, &path, logs, check);
         if let Some(first) = names.insert(&route.name, i) {
             check.report(
                 format!("{path}.name"),
@@ -59,6 +61,7 @@ fn compile_route(
     raw: &RawRoute,
     defaults: &UpstreamDefaults,
     path: &str,
+    logs: bool,
     check: &mut Checker,
 ) -> RouteSpec {
     check.name(&format!("{path}.name"), &raw.name);
@@ -148,6 +151,12 @@ fn compile_route(
         .rewrite
         .as_ref()
         .map(|r| url_filters::rewrite(r, &spec.matches, &format!("{path}.rewrite"), check));
+    spec.access_log = super::access_log::route(
+        raw.access_log.as_ref(),
+        logs,
+        &format!("{path}.access_log"),
+        check,
+    );
     spec
 }
 

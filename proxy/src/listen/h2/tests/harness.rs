@@ -121,7 +121,9 @@ impl Body for Made {
 /// `made` as a response body.
 pub fn response_of(made: Made) -> Response<ResponseBody> {
     let body = Received::Pooled(Box::pin(made));
-    Response::new(ResponseBody::Upstream(UpstreamBody::new(body, None, None)))
+    Response::new(ResponseBody::Upstream(UpstreamBody::new(
+        body, None, None, None,
+    )))
 }
 
 /// Reads a response body to its end, its window given back as it goes; with its trailers.
