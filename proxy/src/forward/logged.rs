@@ -10,7 +10,7 @@ use std::time::Instant;
 use http::{StatusCode, Version};
 
 use crate::access_log::Pending;
-use crate::pipeline::{logging, ConnState, Exchange, Failure, Proxy, Tally};
+use crate::pipeline::{logging, ConnState, Counts, Exchange, Failure, Proxy};
 
 /// A line begun for a request: what is needed to finish it wherever its exchange ends.
 pub(super) struct Logging {
@@ -27,13 +27,13 @@ impl Logging {
         }
     }
 
-    fn tally(&self) -> Tally {
-        Tally {
+    fn tally(&self) -> Counts {
+        Counts {
             request_bytes: self
                 .request_bytes
                 .as_ref()
                 .map_or(0, |c| c.load(Ordering::Relaxed)),
-            ..Tally::default()
+            ..Counts::default()
         }
     }
 
@@ -73,10 +73,10 @@ impl Logging {
         at: Instant,
         state: ConnState,
     ) -> Option<Box<Logged>> {
-        let tally = Tally {
+        let tally = Counts {
             status: Some(status),
             answered: Some(at),
-            ..Tally::default()
+            ..Counts::default()
         };
         let pending = logging::answered(self.pending, Some(exchange), &tally)?;
         Some(Box::new(Logged {
@@ -101,14 +101,14 @@ pub struct Logged {
 impl Logged {
     /// The body ended (`failure`: cut short by the upstream or the client).
     pub(super) fn end(self, failure: Option<&'static str>) {
-        let tally = Tally {
+        let tally = Counts {
             request_bytes: self
                 .request_bytes
                 .as_ref()
                 .map_or(0, |c| c.load(Ordering::Relaxed)),
             response_bytes: self.response_bytes,
             body_failure: failure,
-            ..Tally::default()
+            ..Counts::default()
         };
         logging::end(&self.state.0, self.pending, &tally);
     }

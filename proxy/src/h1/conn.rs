@@ -20,7 +20,7 @@ use super::strict::Refusal;
 use crate::buffer::{self, read_more};
 use crate::deadline::{Deadline, DeadlineIo};
 use crate::graceful::Graceful;
-use crate::pipeline::{self, ConnState, Exchange, Tally};
+use crate::pipeline::{self, ConnState, Counts, Exchange, Untallied};
 use crate::stock::Shelf;
 
 /// Client-side limits, as the listener has them.
@@ -344,9 +344,16 @@ where
 
         // The rest of the phases, as bytes.
         let closing = shared.draining.load(Ordering::Acquire);
-        let mut tally = Tally::default();
-        let after = exchange(&mut client, info, &mut chosen, closing, &mut tally).await;
-        pipeline::logging::finish(proxy, logged, Some(&chosen), &tally);
+        // Two copies of the exchange: a request that is not logged tallies nothing.
+        let after = match logged {
+            None => exchange(&mut client, info, &mut chosen, closing, &mut Untallied).await,
+            Some(pending) => {
+                let mut counts = Counts::default();
+                let after = exchange(&mut client, info, &mut chosen, closing, &mut counts).await;
+                pipeline::logging::finish(proxy, Some(pending), Some(&chosen), &counts);
+                after
+            }
+        };
         let ended = match after {
             After::KeepAlive { since } if !shared.draining.load(Ordering::Acquire) => since,
             _ => return close(&mut client.io).await,

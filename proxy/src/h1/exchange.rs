@@ -60,15 +60,16 @@ pub enum After {
 /// Forwards the request whose head `client.scratch.head` describes and answers the client.
 /// `closing`: the connection closes after this exchange whatever the messages say. What the
 /// access log reads of it goes in `tally`.
-pub async fn exchange<I>(
+pub async fn exchange<I, T>(
     client: &mut ClientSide<I>,
     info: &ClientInfo,
     exchange: &mut Exchange<'_>,
     closing: bool,
-    tally: &mut Tally,
+    tally: &mut T,
 ) -> After
 where
     I: AsyncRead + AsyncWrite + Unpin + Send,
+    T: Tally + Send,
 {
     let close = closing || client.scratch.head.list.close;
     let is_head = client.scratch.head.is_head(&client.scratch.buf);
@@ -89,7 +90,7 @@ where
     );
     let head_len = client.scratch.head.len;
     let Ok(prefix) = body.take(&client.scratch.buf[head_len..]) else {
-        tally.status = Some(StatusCode::BAD_REQUEST.as_u16());
+        tally.status(StatusCode::BAD_REQUEST.as_u16());
         return local(
             client,
             StatusCode::BAD_REQUEST,
@@ -103,7 +104,7 @@ where
         .out
         .extend_from_slice(&client.scratch.buf[head_len..head_len + prefix]);
     client.scratch.buf.advance(head_len + prefix);
-    tally.request_bytes = prefix as u64;
+    tally.request_bytes(prefix as u64);
     // The whole request is in `out`: it can be written again to a fresh connection.
     let resendable = body.is_done() && idempotent;
 
@@ -113,7 +114,7 @@ where
         body: &mut body,
         is_head,
         resendable,
-        sent: &mut tally.request_bytes,
+        tally: &mut *tally,
     };
     match pipeline::forward(exchange, &mut leg).await {
         Ok((conn, lease)) => {
@@ -121,18 +122,18 @@ where
             let status = client.scratch.resp.status;
             let outcome = exchange.response_outcome(status, answered);
             exchange.record(&outcome);
-            tally.status = Some(status);
-            tally.answered = Some(answered);
+            tally.status(status);
+            tally.answered(answered);
             respond(client, conn, lease, close, answered, tally).await
         }
         Err(failure @ Failure::ClientGone) => {
-            tally.failure = Some(failure);
+            tally.failure(failure);
             After::Close
         }
         Err(failure) => {
             let (status, cause) = failure.answer(exchange);
-            tally.failure = Some(failure);
-            tally.status = Some(status.as_u16());
+            tally.failure(failure);
+            tally.status(status.as_u16());
             // An unread rest of the request body would be taken for the next request.
             local(client, status, &cause, close || !body.is_done()).await
         }
@@ -141,20 +142,20 @@ where
 
 /// The request on its way as bytes: its head (and first body bytes) in `client.scratch.out`,
 /// the rest read from the client as the upstream takes it.
-struct ByteLeg<'c, I> {
+struct ByteLeg<'c, I, T> {
     client: &'c mut ClientSide<I>,
     body: &'c mut BodyCursor,
     is_head: bool,
     /// Whole in `client.scratch.out` and idempotent: it may be written again to a fresh
     /// connection.
     resendable: bool,
-    /// Body bytes sent on so far.
-    sent: &'c mut u64,
+    tally: &'c mut T,
 }
 
-impl<I> Transport for ByteLeg<'_, I>
+impl<I, T> Transport for ByteLeg<'_, I, T>
 where
     I: AsyncRead + AsyncWrite + Unpin + Send,
+    T: Tally + Send,
 {
     type Conn = (RawConn, RawLease);
     type Answer = (RawConn, RawLease);
@@ -178,7 +179,7 @@ where
         // Enforced by the connection's IO: no timer of this request's own.
         conn.deadline
             .set(started, lease.endpoint().response_timeout());
-        let delivered = deliver(self.client, &mut conn, self.body, self.is_head, self.sent).await;
+        let delivered = deliver(self.client, &mut conn, self.body, self.is_head, self.tally).await;
         conn.deadline.clear();
         match delivered {
             Ok(()) => Ok((conn, lease)),
@@ -189,12 +190,12 @@ where
 
 /// Writes the request (head, then the rest of the body as the client sends it) and reads up
 /// to the final response head; interim (1xx) heads go straight to the client.
-async fn deliver<I>(
+async fn deliver<I, T: Tally>(
     client: &mut ClientSide<I>,
     conn: &mut RawConn,
     body: &mut BodyCursor,
     is_head: bool,
-    sent: &mut u64,
+    tally: &mut T,
 ) -> Result<(), Delivery>
 where
     I: AsyncRead + AsyncWrite + Unpin,
@@ -214,7 +215,7 @@ where
         if let Err(err) = conn.io.write_all(&client.scratch.buf[..n]).await {
             return Err(Delivery::upstream_io(&err, false));
         }
-        *sent += n as u64;
+        tally.request_bytes(n as u64);
         client.scratch.buf.advance(n);
     }
     // Interim (1xx) heads go to the client as they come.
@@ -231,13 +232,13 @@ where
 
 /// Writes the response head (that came at `answered`) and relays its body; pools the upstream
 /// connection if the exchange ended cleanly. Body bytes and a relay's failure go in `tally`.
-async fn respond<I>(
+async fn respond<I, T: Tally>(
     client: &mut ClientSide<I>,
     mut conn: RawConn,
     lease: RawLease,
     close: bool,
     answered: Instant,
-    tally: &mut Tally,
+    tally: &mut T,
 ) -> After
 where
     I: AsyncRead + AsyncWrite + Unpin,
@@ -249,10 +250,10 @@ where
     client.scratch.out.clear();
     encode::response_head(&mut client.scratch.out, &conn.buf, resp, close);
     let Ok(first) = body.take(&conn.buf[resp.len..]) else {
-        tally.body_failure = Some(UpstreamError::Protocol.as_str());
+        tally.body_failure(UpstreamError::Protocol.as_str());
         return After::Close;
     };
-    tally.response_bytes = first as u64;
+    tally.response_bytes(first as u64);
     client
         .scratch
         .out
@@ -265,7 +266,7 @@ where
         // it, nor does a client that went away close it), stamped without a clock read.
         pool(conn, lease, upstream_keeps, answered);
         let Ok(waited) = write_noting_wait(&mut client.io, &client.scratch.out).await else {
-            tally.body_failure = Some(Failure::ClientGone.as_str());
+            tally.body_failure(Failure::ClientGone.as_str());
             return After::Close;
         };
         // The client's idle time starts once it has the response: when it came, unless the
@@ -277,7 +278,7 @@ where
         }
     } else {
         if client.io.write_all(&client.scratch.out).await.is_err() {
-            tally.body_failure = Some(Failure::ClientGone.as_str());
+            tally.body_failure(Failure::ClientGone.as_str());
             return After::Close;
         }
         let mut reads = BodyReads::new();
@@ -286,26 +287,26 @@ where
                 Ok(0) => {
                     if body.end_of_stream().is_err() {
                         // Truncated: the client must see the connection end, not a short body.
-                        tally.body_failure = Some(UpstreamError::Reset.as_str());
+                        tally.body_failure(UpstreamError::Reset.as_str());
                         return After::Close;
                     }
                     break;
                 }
                 Ok(_) => {}
                 Err(_) => {
-                    tally.body_failure = Some(UpstreamError::Reset.as_str());
+                    tally.body_failure(UpstreamError::Reset.as_str());
                     return After::Close;
                 }
             }
             let Ok(n) = body.take(&conn.buf) else {
-                tally.body_failure = Some(UpstreamError::Protocol.as_str());
+                tally.body_failure(UpstreamError::Protocol.as_str());
                 return After::Close;
             };
             if client.io.write_all(&conn.buf[..n]).await.is_err() {
-                tally.body_failure = Some(Failure::ClientGone.as_str());
+                tally.body_failure(Failure::ClientGone.as_str());
                 return After::Close;
             }
-            tally.response_bytes += n as u64;
+            tally.response_bytes(n as u64);
             conn.buf.advance(n);
         }
         // A body relayed in reads of its own may have taken long: its end is read off the

@@ -1,6 +1,6 @@
 //! Phase 9, log: the access-log line of a request, begun when it is matched and ended when its
 //! response is done, in the same words for every engine. What an engine gathers on the way is
-//! a [`Tally`]; the line's fields are read from it and from the [`Exchange`].
+//! a [`Tally`]; the line's fields are read from its [`Counts`] and from the [`Exchange`].
 
 use std::time::Instant;
 
@@ -46,27 +46,69 @@ pub(crate) fn begin<F: Fields + ?Sized>(
     Some(log.begin(policy, Instant::now(), &mut side))
 }
 
-/// What an engine learns of an exchange as it goes.
+/// What an engine learns of an exchange as it goes, told to a [`Tally`]: the access log's
+/// [`Counts`] when the request is logged, [`Untallied`] (nothing kept, nothing done) when it
+/// is not — so a request that is not logged pays for none of it, once the engine's exchange is
+/// made for each.
+pub(crate) trait Tally {
+    /// The status the client was sent.
+    fn status(&mut self, _status: u16) {}
+    fn failure(&mut self, _failure: Failure) {}
+    /// The upstream's response head arrived.
+    fn answered(&mut self, _at: Instant) {}
+    /// Body bytes sent on to the upstream.
+    fn request_bytes(&mut self, _n: u64) {}
+    /// Body bytes sent on to the client.
+    fn response_bytes(&mut self, _n: u64) {}
+    /// Relaying the response body failed: the upstream (`reset`) or the client (`client_gone`)
+    /// went away.
+    fn body_failure(&mut self, _why: &'static str) {}
+}
+
+/// A request that is not logged.
+pub(crate) struct Untallied;
+
+impl Tally for Untallied {}
+
+/// What the access log's line is made of.
 #[derive(Debug, Default)]
-pub(crate) struct Tally {
+pub(crate) struct Counts {
     /// The status the client was sent; None if it was sent nothing.
     pub status: Option<u16>,
     pub failure: Option<Failure>,
-    /// When the upstream's response head arrived.
     pub answered: Option<Instant>,
     pub request_bytes: u64,
     pub response_bytes: u64,
-    /// Relaying the response body failed: the upstream (`reset`) or the client
-    /// (`client_gone`) went away.
     pub body_failure: Option<&'static str>,
 }
 
-/// What came back: the tally's status and failure, and where the exchange (if any) went.
+impl Tally for Counts {
+    fn status(&mut self, status: u16) {
+        self.status = Some(status);
+    }
+    fn failure(&mut self, failure: Failure) {
+        self.failure = Some(failure);
+    }
+    fn answered(&mut self, at: Instant) {
+        self.answered = Some(at);
+    }
+    fn request_bytes(&mut self, n: u64) {
+        self.request_bytes += n;
+    }
+    fn response_bytes(&mut self, n: u64) {
+        self.response_bytes += n;
+    }
+    fn body_failure(&mut self, why: &'static str) {
+        self.body_failure = Some(why);
+    }
+}
+
+/// What came back: the counts' status and failure, and where the exchange (if any) went.
 /// None when the line is not written after all (sampled out, and not a failure).
 pub(crate) fn answered(
     pending: Pending,
     exchange: Option<&Exchange<'_>>,
-    tally: &Tally,
+    tally: &Counts,
 ) -> Option<Pending> {
     let answer = Answer {
         backend: exchange.map(|e| &*e.backend.name),
@@ -83,7 +125,7 @@ pub(crate) fn answered(
 }
 
 /// The line's end, now: bytes each way and the whole duration.
-pub(crate) fn end(proxy: &Proxy, pending: Pending, tally: &Tally) {
+pub(crate) fn end(proxy: &Proxy, pending: Pending, tally: &Counts) {
     let totals = Totals {
         request_bytes: tally.request_bytes,
         response_bytes: tally.response_bytes,
@@ -98,7 +140,7 @@ pub(crate) fn finish(
     proxy: &Proxy,
     pending: Option<Pending>,
     exchange: Option<&Exchange<'_>>,
-    tally: &Tally,
+    tally: &Counts,
 ) {
     if let Some(pending) = pending.and_then(|p| answered(p, exchange, tally)) {
         end(proxy, pending, tally);

@@ -42,7 +42,7 @@ use http::HeaderValue;
 use tokio::sync::Semaphore;
 
 pub use exchange::{Exchange, Failure, NO_WEIGHT};
-pub(crate) use logging::Tally;
+pub(crate) use logging::{Counts, Tally, Untallied};
 pub(crate) use transport::{forward, Transport, Undelivered};
 
 use crate::access_log::AccessLog;
