@@ -110,8 +110,13 @@ impl AccessLog {
         self.sink.flush();
     }
 
-    /// Whether a request on a route with `policy` is logged at all: the one check every
-    /// request pays (an atomic load) when the log is off.
+    /// Whether the log is on: the one check a request pays (an atomic load) when it is off.
+    #[inline]
+    pub(crate) fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Whether a request on a route with `policy` is logged at all.
     #[inline]
     pub(crate) fn wants(&self, policy: RoutePolicy) -> bool {
         self.on.load(Ordering::Relaxed) && policy != RoutePolicy::Off

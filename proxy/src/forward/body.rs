@@ -54,8 +54,51 @@ impl PendingGrpc {
 pub struct UpstreamBody {
     body: Received,
     release: Option<Release>,
-    grpc: Option<PendingGrpc>,
-    logged: Option<Box<Logged>>,
+    ending: Ending,
+}
+
+/// What must happen when an upstream body ends, besides its connection going back: one enum,
+/// not two options, so an `UpstreamBody` stays within the size the compiler moves without a
+/// `memcpy` call (a second option cost every request through hyper 140 instructions).
+enum Ending {
+    Nothing,
+    Grpc(PendingGrpc),
+    Logged(Box<Logged>),
+    /// A logged gRPC call.
+    Both(Box<(PendingGrpc, Logged)>),
+}
+
+impl Ending {
+    /// Runs what was due, once: the body ended (`trailers` if it had them, `failure` if it
+    /// was cut short).
+    #[inline]
+    fn take(&mut self, trailers: Option<&HeaderMap>, failure: Option<&'static str>) {
+        if !matches!(self, Ending::Nothing) {
+            std::mem::replace(self, Ending::Nothing).run(trailers, failure);
+        }
+    }
+
+    fn run(self, trailers: Option<&HeaderMap>, failure: Option<&'static str>) {
+        match self {
+            Ending::Nothing => {}
+            Ending::Grpc(grpc) => grpc.finish(trailers),
+            Ending::Logged(logged) => logged.end(failure),
+            Ending::Both(both) => {
+                let (grpc, logged) = *both;
+                grpc.finish(trailers);
+                logged.end(failure);
+            }
+        }
+    }
+
+    #[inline]
+    fn logged(&mut self) -> Option<&mut Logged> {
+        match self {
+            Ending::Logged(logged) => Some(logged),
+            Ending::Both(both) => Some(&mut both.1),
+            _ => None,
+        }
+    }
 }
 
 impl UpstreamBody {
@@ -66,11 +109,16 @@ impl UpstreamBody {
         grpc: Option<PendingGrpc>,
         logged: Option<Box<Logged>>,
     ) -> Self {
+        let ending = match (grpc, logged) {
+            (None, None) => Ending::Nothing,
+            (Some(grpc), None) => Ending::Grpc(grpc),
+            (None, Some(logged)) => Ending::Logged(logged),
+            (Some(grpc), Some(logged)) => Ending::Both(Box::new((grpc, *logged))),
+        };
         let mut this = UpstreamBody {
             body,
             release,
-            grpc,
-            logged,
+            ending,
         };
         if this.body.is_end_stream() {
             this.finished(None);
@@ -81,12 +129,7 @@ impl UpstreamBody {
     fn finished(&mut self, trailers: Option<&HeaderMap>) {
         // The exchange is over: its HTTP/2 stream is freed, its count ended.
         self.release = None;
-        if let Some(grpc) = self.grpc.take() {
-            grpc.finish(trailers);
-        }
-        if let Some(logged) = self.logged.take() {
-            logged.end(None);
-        }
+        self.ending.take(trailers, None);
     }
 }
 
@@ -95,12 +138,7 @@ impl Drop for UpstreamBody {
         // Dropped before its end: the connection is not reused (Release's own Drop), and a
         // gRPC call cut short is recorded with what is known. The client stopped reading (it
         // went away, or reset its stream).
-        if let Some(grpc) = self.grpc.take() {
-            grpc.finish(None);
-        }
-        if let Some(logged) = self.logged.take() {
-            logged.end(Some(Failure::ClientGone.as_str()));
-        }
+        self.ending.take(None, Some(Failure::ClientGone.as_str()));
     }
 }
 
@@ -118,7 +156,7 @@ impl Body for ResponseBody {
                 match &polled {
                     Poll::Ready(None) => up.finished(None),
                     Poll::Ready(Some(Ok(frame))) => {
-                        if let (Some(logged), Some(data)) = (&mut up.logged, frame.data_ref()) {
+                        if let (Some(logged), Some(data)) = (up.ending.logged(), frame.data_ref()) {
                             logged.response_bytes += data.len() as u64;
                         }
                         if let Some(trailers) = frame.trailers_ref() {
@@ -129,12 +167,7 @@ impl Body for ResponseBody {
                     }
                     Poll::Ready(Some(Err(_))) => {
                         up.release = None;
-                        if let Some(grpc) = up.grpc.take() {
-                            grpc.finish(None);
-                        }
-                        if let Some(logged) = up.logged.take() {
-                            logged.end(Some(UpstreamError::Reset.as_str()));
-                        }
+                        up.ending.take(None, Some(UpstreamError::Reset.as_str()));
                     }
                     Poll::Pending => {}
                 }

@@ -98,7 +98,7 @@ fn prepare<'t>(
     table: &'t RouteTable,
     mut req: Request<Received>,
     client: &ClientInfo,
-    logging: &mut Option<Logging>,
+    logging: &mut Option<Box<Logging>>,
 ) -> Prepared<'t> {
     // A clone of the Host value shares its bytes: no copy on the common path.
     let host = host_of(&req);
@@ -111,17 +111,20 @@ fn prepare<'t>(
     let host_bytes = host.as_ref().map(HeaderValue::as_bytes);
     let method = req.method().as_str().as_bytes();
     let found = pipeline::match_route(table, host_bytes, client.tls, method, target, req.headers());
-    *logging = pipeline::logging::begin(
-        proxy,
-        client,
-        found.map(|r| &**r),
-        logged::protocol(req.version()),
-        method,
-        host_bytes,
-        target,
-        req.headers(),
-    )
-    .map(|pending| Logging::new(pending, !req.body().is_end_stream()));
+    if pipeline::logging::on(proxy) {
+        *logging = pipeline::logging::begin(
+            proxy,
+            client,
+            found.map(|r| &**r),
+            logged::protocol(req.version()),
+            method,
+            host_bytes,
+            target,
+            req.headers(),
+        )
+        // Boxed: inline it would widen every request's future, logged or not.
+        .map(|pending| Box::new(Logging::new(pending, !req.body().is_end_stream())));
+    }
     // Before anything is done with the host: it must be one host.
     if let Some(cause) = http2_host_conflict(&req) {
         return Prepared::Answered(local_response(StatusCode::BAD_REQUEST, cause));

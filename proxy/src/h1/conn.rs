@@ -331,16 +331,20 @@ where
             return handover(client, &shared);
         };
         deadline.clear();
-        let logged = pipeline::logging::begin(
-            proxy,
-            info,
-            Some(route),
-            "HTTP/1.1",
-            head.method(buf),
-            head.host(buf),
-            head.target(buf),
-            &fields,
-        );
+        let logged = if pipeline::logging::on(proxy) {
+            pipeline::logging::begin(
+                proxy,
+                info,
+                Some(route),
+                "HTTP/1.1",
+                head.method(buf),
+                head.host(buf),
+                head.target(buf),
+                &fields,
+            )
+        } else {
+            None
+        };
 
         // The rest of the phases, as bytes.
         let closing = shared.draining.load(Ordering::Acquire);

@@ -13,9 +13,15 @@ use crate::table::{Fields, Route};
 static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 static REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
+/// Whether any request may be logged: checked by an engine before it gathers what [`begin`]
+/// takes, so a weir without an access log pays one load a request.
+#[inline]
+pub(crate) fn on(proxy: &Proxy) -> bool {
+    proxy.access_log().is_on()
+}
+
 /// The request's side of a line, if its route logs (`route` None: it matched none).
 #[allow(clippy::too_many_arguments)]
-#[inline]
 pub(crate) fn begin<F: Fields + ?Sized>(
     proxy: &Proxy,
     client: &ClientInfo,
