@@ -39,7 +39,7 @@ impl Logging {
 
     /// Answered by weir itself (no route, a redirect, no weight, a refused request) with
     /// `status` and a body of `bytes`.
-    pub(super) fn local(self: Box<Self>, proxy: &Proxy, status: StatusCode, bytes: u64) {
+    pub(super) fn local(self, proxy: &Proxy, status: StatusCode, bytes: u64) {
         let mut tally = self.tally();
         tally.status = Some(status.as_u16());
         tally.response_bytes = bytes;
@@ -49,7 +49,7 @@ impl Logging {
     /// The upstream gave no answer: the client was told `status` with a body of `bytes` (or
     /// nothing, when it had gone).
     pub(super) fn failed(
-        self: Box<Self>,
+        self,
         proxy: &Proxy,
         exchange: &Exchange<'_>,
         failure: Failure,
@@ -67,7 +67,7 @@ impl Logging {
     /// The upstream's response head, with `status`, came at `at`: the line waits for the body's
     /// end (None: it is not written, being sampled out and no failure).
     pub(super) fn answered(
-        self: Box<Self>,
+        self,
         exchange: &Exchange<'_>,
         status: u16,
         at: Instant,

@@ -47,7 +47,7 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
             Prepared::Forward(exchange, leg, client_upgrade) => (exchange, leg, client_upgrade),
             Prepared::Answered(answer) => {
                 if let Some(logging) = logging {
-                    logging.local(proxy, answer.status(), body_len(&answer));
+                    (*logging).local(proxy, answer.status(), body_len(&answer));
                 }
                 return answer;
             }
@@ -57,7 +57,7 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
     let mut resp = match pipeline::forward(&mut exchange, &mut leg).await {
         Ok((resp, release)) => {
             let logged = logging.and_then(|logging| {
-                logging.answered(
+                (*logging).answered(
                     &exchange,
                     resp.status().as_u16(),
                     Instant::now(),
@@ -70,7 +70,7 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
             let (status, cause) = failure.answer(&exchange);
             let resp = local_response(status, &cause);
             if let Some(logging) = logging {
-                logging.failed(proxy, &exchange, failure, (status, body_len(&resp)));
+                (*logging).failed(proxy, &exchange, failure, (status, body_len(&resp)));
             }
             return resp;
         }
