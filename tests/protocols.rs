@@ -506,3 +506,32 @@ async fn upgrade_passes_through_and_bytes_flow_both_ways() {
         assert_eq!(back, msg);
     }
 }
+
+/// RFC 9113 §3.4: a client that has begun the preface speaks HTTP/2; a preface that does not
+/// complete is a connection error, not an HTTP/1 request (it was answered with a 400 before).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_broken_http2_preface_is_closed_not_answered_as_http1() {
+    let up = backend::start("stable", Behaviour::default()).await;
+    let weir = Weir::start(&one_route(&up.addr.to_string(), "", ""));
+    let started = std::time::Instant::now();
+    let answer = common::client::raw(
+        weir.addr,
+        b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert_eq!(answer, "", "no HTTP/1 answer to a broken preface");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "closed at once, not left to time out"
+    );
+    // A request with a method that merely starts like it is still HTTP/1's to answer.
+    let answer = common::client::raw(
+        weir.addr,
+        b"PRIX / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        Duration::from_secs(5),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 "), "{answer}");
+    assert_eq!(up.hits(), 1);
+}

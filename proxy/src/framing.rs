@@ -104,6 +104,10 @@ enum State {
     /// Whitespace after the size (RFC 9112 §7.1.1's BWS): only `;` or the end may follow.
     SizeSpace,
     Extension,
+    /// Inside an extension value's quoted-string (RFC 9110 §5.6.4).
+    Quoted,
+    /// After a backslash in a quoted-string: the next byte is taken as it is.
+    QuotedPair,
     SizeLf,
     Data,
     DataCr,
@@ -159,12 +163,28 @@ impl Chunked {
                     _ => return Err(BodyError::BadChunk),
                 },
                 // Passed through, not interpreted: but a line ends in CRLF only, and holds no
-                // control character, or parsers after weir could end it elsewhere.
+                // control character, or parsers after weir could end it elsewhere. A
+                // quoted-string holds no CR or LF either (RFC 9110 §5.6.4): a parser that reads
+                // quotes would carry the line on past a CRLF inside one, where one that does
+                // not ends it there — two requests where the client sent one.
                 State::Extension => match b {
                     b'\r' => self.state = State::SizeLf,
+                    b'"' => self.state = State::Quoted,
                     b'\t' => {}
                     _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
                     _ => {}
+                },
+                State::Quoted => match b {
+                    b'"' => self.state = State::Extension,
+                    b'\\' => self.state = State::QuotedPair,
+                    b'\t' => {}
+                    _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
+                    _ => {}
+                },
+                State::QuotedPair => match b {
+                    b'\t' => self.state = State::Quoted,
+                    _ if b.is_ascii_control() => return Err(BodyError::BadChunk),
+                    _ => self.state = State::Quoted,
                 },
                 State::SizeLf => {
                     expect(b, b'\n')?;
@@ -295,6 +315,9 @@ mod tests {
         // What stays allowed: whitespace before an extension, extensions passed through.
         assert_eq!(body_len(b"3 ;a=b\r\nabc\r\n0\r\n\r\n", 4), Ok(18));
         assert_eq!(body_len(b"3\t\r\nabc\r\n0\r\n\r\n", 4), Ok(14));
+        // A quoted-string value, with a `;` and an escaped quote inside it.
+        let quoted = b"3;a=\"x;\\\"y\"\r\nabc\r\n0\r\n\r\n";
+        assert_eq!(body_len(quoted, 4), Ok(quoted.len()));
         for bad in [
             &b"x\r\n"[..],
             b"\r\n",
@@ -306,6 +329,10 @@ mod tests {
             b"3;ext\nabc\r\n",
             b"3 x\r\nabc\r\n",
             b"3;a\x00b\r\nabc\r\n",
+            // CR or LF inside an extension's quoted-string, escaped or not.
+            b"3;a=\"x\r\ny\"\r\nabc\r\n",
+            b"3;a=\"x\ny\"\r\nabc\r\n",
+            b"3;a=\"x\\\r\ny\"\r\nabc\r\n",
             b"0\r\nTrailer: a\nX: b\r\n\r\n",
             b"0\r\n\n",
         ] {

@@ -137,7 +137,7 @@ async fn plaintext(conn: Box<Conn>, tcp: TcpStream, protocol: Option<Protocol>) 
             None => {
                 tracing::debug!(
                     peer = %conn.peer,
-                    "connection closed or silent before a request"
+                    "connection closed, silent, or an HTTP/2 preface begun and broken, before a request"
                 );
                 return;
             }
@@ -198,8 +198,14 @@ enum Protocol {
 /// The cleartext HTTP/2 connection preface (RFC 9113 §3.4).
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+/// The preface's request line: a client that has sent it has begun HTTP/2, whatever follows.
+const H2_PREFACE_LINE: usize = b"PRI * HTTP/2.0".len();
+
 /// Tells HTTP/1 from prior-knowledge HTTP/2 by peeking at the first bytes, so that hyper reads
-/// the socket itself (no rewind layer on every read). `None`: closed or silent until `limit`.
+/// the socket itself (no rewind layer on every read). `None`: closed or silent until `limit`,
+/// or a preface begun and broken: once a client has sent `PRI * HTTP/2.0` it speaks HTTP/2,
+/// and what does not complete the preface is a connection error (RFC 9113 §3.4), not an
+/// HTTP/1 request to answer with a 400 — the connection is closed.
 async fn sniff(tcp: &TcpStream, limit: Duration) -> Option<Protocol> {
     let peeking = async {
         let mut buf = [0u8; H2_PREFACE.len()];
@@ -209,6 +215,14 @@ async fn sniff(tcp: &TcpStream, limit: Duration) -> Option<Protocol> {
                 return None;
             }
             if buf[..n] != H2_PREFACE[..n] {
+                let matched = buf[..n]
+                    .iter()
+                    .zip(H2_PREFACE)
+                    .take_while(|(a, b)| a == b)
+                    .count();
+                if matched >= H2_PREFACE_LINE {
+                    return None;
+                }
                 return Some(Protocol::Http1);
             }
             if n == H2_PREFACE.len() {
@@ -628,6 +642,13 @@ mod tests {
         );
         assert_eq!(
             sniffed(&[b"PRIX / HTTP/1.1\r\n"]).await,
+            Some(Protocol::Http1)
+        );
+        // The preface begun and broken: HTTP/2 begun, not an HTTP/1 request, so no answer.
+        assert_eq!(sniffed(&[b"PRI * HTTP/2.0\r\n\r\nXX\r\n\r\n"]).await, None);
+        assert_eq!(sniffed(&[b"PRI * HTTP/2.0\n"]).await, None);
+        assert_eq!(
+            sniffed(&[b"PRI * HTTP/2.1\r\n\r\n"]).await,
             Some(Protocol::Http1)
         );
         // Silent past the limit.
