@@ -93,6 +93,7 @@ fn full_example_loads_and_converts() {
     assert_eq!(
         public.tls,
         Some(ListenerTls::Files(ServerTlsSpec {
+            client_auth: None,
             cert_file: dir.path().join("tls.crt"),
             key_file: dir.path().join("tls.key"),
         }))

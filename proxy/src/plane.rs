@@ -54,7 +54,11 @@ impl DataPlane {
         });
         let access_log = Arc::new(AccessLog::new(counters));
         Arc::new(DataPlane {
-            proxy: Arc::new(Proxy::new(table.clone(), access_log.clone())),
+            proxy: Arc::new(Proxy::new(
+                table.clone(),
+                access_log.clone(),
+                metrics.clone(),
+            )),
             access_log,
             table,
             metrics,

@@ -57,6 +57,20 @@ pub struct RouteSpec {
     /// Whether its requests are written to the access log: the section's sample, off, or a
     /// share of its own.
     pub access_log: crate::access_log::RoutePolicy,
+    /// Mutual TLS: which callers may use the route, and the header naming them upstream.
+    pub client_identity: ClientIdentitySpec,
+}
+
+/// A route's `client_identity`: callers by the identity their certificate gives (its URI SAN,
+/// e.g. a SPIFFE ID; else its DNS SAN; else `CN=` its common name).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ClientIdentitySpec {
+    /// Identities admitted, each exact or, ending in `*`, a prefix; empty: every caller. A
+    /// caller refused is answered 403.
+    pub allow: Vec<String>,
+    /// A request header set to the caller's identity (removed first whatever the client sent
+    /// in it); None: no header.
+    pub header: Option<String>,
 }
 
 /// Which request ports a route serves. A request's port is its Host's (or `:authority`'s),
@@ -161,6 +175,7 @@ impl RouteSpec {
             rewrite: None,
             origin: None,
             access_log: crate::access_log::RoutePolicy::Inherit,
+            client_identity: ClientIdentitySpec::default(),
         }
     }
 

@@ -259,6 +259,22 @@ pub enum RawServerTls {
 pub struct RawTlsFiles {
     pub cert: PathBuf,
     pub key: PathBuf,
+    /// Mutual TLS: verify clients' certificates.
+    pub client_auth: Option<RawClientAuth>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "{ca: FILE, mode: require|optional, crl: [FILE]}"
+)]
+pub struct RawClientAuth {
+    pub ca: PathBuf,
+    /// `require` (default) or `optional`.
+    pub mode: Option<String>,
+    /// Certificate revocation lists (PEM).
+    #[serde(default)]
+    pub crl: Vec<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -328,6 +344,19 @@ pub struct RawRoute {
     pub rewrite: Option<RawRewrite>,
     /// Whether its requests go to the access log (default: the section's `sample`).
     pub access_log: Option<RawRouteLog>,
+    /// Mutual TLS: which callers may use it, and the header naming them upstream.
+    pub client_identity: Option<RawClientIdentity>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "{allow: [IDENTITY or PREFIX*], header: NAME}"
+)]
+pub struct RawClientIdentity {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    pub header: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -136,6 +136,21 @@ fn prepare<'t>(
         ));
     };
 
+    // Who may call: a route with identity rules refuses a caller it does not admit (mutual
+    // TLS), before anything else of the route is done for it.
+    if let Some(rules) = &route.identity {
+        if !rules.admits(client.identity.as_deref()) {
+            proxy
+                .metrics()
+                .identity_refused(&client.listener, &route.name);
+            let cause = match client.identity {
+                None => "this route needs a client certificate",
+                Some(_) => "this client's identity is not allowed on this route",
+            };
+            return Prepared::Answered(local_response(StatusCode::FORBIDDEN, cause));
+        }
+    }
+
     // Redirect: answered here, no backend chosen or recorded against.
     if let Some(redirect) = &route.redirect {
         let request = pipeline::url::RequestUrl {
@@ -162,6 +177,9 @@ fn prepare<'t>(
     let wants_trailers = headers::strip_hop_by_hop(&mut parts.headers, upgrade);
     headers::add_forwarded(&mut parts.headers, client, host);
     route.request_edits.apply(&mut parts.headers);
+    if let Some(rules) = &route.identity {
+        rules.stamp(&mut parts.headers, client.identity.as_deref());
+    }
     if let Some(rewrite) = &route.rewrite {
         if let Err(cause) = url::rewrite(&mut parts, rewrite) {
             return Prepared::Answered(local_response(StatusCode::BAD_REQUEST, cause));

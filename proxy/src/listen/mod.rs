@@ -4,6 +4,7 @@
 mod balance;
 mod drain;
 mod h2;
+pub mod identity;
 mod limit;
 mod park;
 mod server;

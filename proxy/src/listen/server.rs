@@ -21,6 +21,7 @@ use tokio_rustls::server::TlsStream;
 
 use super::drain::{Drain, Graceful, Member, Watched};
 use super::h2::{H2Connection, H2Settings};
+use super::identity;
 use super::limit::{Admitted, ConnectionLimit};
 use super::park::{self, Parking};
 use super::spec::{Http1Engine, LimitsSpec};
@@ -100,6 +101,7 @@ pub async fn serve(
             peer,
             accepted: Instant::now(),
             admitted: connections.admit(room),
+            identity: None,
         });
         let tls = tls.clone();
         // What the task captures stays in it for the connection's whole life, even once moved
@@ -150,11 +152,19 @@ async fn plaintext(conn: Box<Conn>, tcp: TcpStream, protocol: Option<Protocol>) 
 
 /// A TLS client connection: the handshake within the header-read timeout, then its protocol by
 /// ALPN. (Never parked: its TLS state is most of what it holds.)
-async fn serve_tls(conn: Box<Conn>, tcp: TcpStream, tls: Arc<ReloadableTls>) {
+async fn serve_tls(mut conn: Box<Conn>, tcp: TcpStream, tls: Arc<ReloadableTls>) {
     // Boxed: a handshake's state is 1.3 KB, needed only until it ends; inline it would be part
     // of this future for the connection's life.
-    let limit = conn.listening.builders.head_timeout;
-    if let Some((stream, protocol)) = Box::pin(handshake(tcp, tls, limit, conn.peer)).await {
+    let handshaking = handshake(tcp, tls, &conn.listening, conn.peer);
+    if let Some((stream, protocol)) = Box::pin(handshaking).await {
+        // Mutual TLS: who the verified certificate says the client is.
+        conn.identity = stream
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|chain| chain.first())
+            .and_then(identity::of_certificate)
+            .map(Arc::from);
         conn.serve(stream, protocol, true).await;
     }
 }
@@ -165,9 +175,10 @@ async fn serve_tls(conn: Box<Conn>, tcp: TcpStream, tls: Arc<ReloadableTls>) {
 async fn handshake(
     tcp: TcpStream,
     tls: Arc<ReloadableTls>,
-    limit: Duration,
+    listening: &Listening,
     peer: SocketAddr,
 ) -> Option<(Box<TlsStream<TcpStream>>, Protocol)> {
+    let limit = listening.builders.head_timeout;
     let accepting = tls.acceptor().accept(tcp);
     match tokio::time::timeout(limit, accepting).await {
         Ok(Ok(stream)) => {
@@ -179,10 +190,25 @@ async fn handshake(
             Some((Box::new(stream), protocol))
         }
         Ok(Err(err)) => {
-            tracing::debug!(%peer, error = %err, "TLS handshake failed");
+            let reason = identity::refusal_reason(&err);
+            listening
+                .proxy
+                .metrics()
+                .tls_handshake_failed(&listening.name, reason);
+            // A client certificate refused is worth an operator's eye; the rest (scanners,
+            // clients that hang up) is noise at info.
+            if matches!(reason, "io" | "protocol") {
+                tracing::debug!(%peer, error = %err, "TLS handshake failed");
+            } else {
+                tracing::info!(%peer, listener = %listening.name, reason = %reason, error = %err, "TLS handshake refused a client certificate");
+            }
             None
         }
         Err(_) => {
+            listening
+                .proxy
+                .metrics()
+                .tls_handshake_failed(&listening.name, "timeout");
             tracing::debug!(%peer, "TLS handshake timed out");
             None
         }
@@ -331,6 +357,7 @@ impl Listening {
                     peer: asleep.peer,
                     accepted: asleep.since,
                     admitted: asleep.admitted,
+                    identity: None,
                 });
                 tokio::spawn(plaintext(conn, tcp, Some(Protocol::Http1)));
             };
@@ -377,6 +404,8 @@ struct Conn {
     accepted: Instant,
     /// Counted open until the connection closes.
     admitted: Admitted,
+    /// The client's verified identity (mutual TLS), once its handshake is done.
+    identity: Option<Arc<str>>,
 }
 
 impl Conn {
@@ -394,12 +423,14 @@ impl Conn {
             peer,
             accepted,
             admitted,
+            identity,
         } = *self;
         let started = Started {
             listening: listening.clone(),
             member,
             peer,
             accepted,
+            identity,
         };
         let ended = match protocol {
             Protocol::Http1 if listening.builders.passthrough => {
@@ -437,6 +468,7 @@ struct Started {
     member: Member,
     peer: SocketAddr,
     accepted: Instant,
+    identity: Option<Arc<str>>,
 }
 
 impl Started {
@@ -444,7 +476,8 @@ impl Started {
     /// shares.
     fn parts(self, tls: bool) -> (Member, Arc<Listening>, ConnState) {
         let proxy = self.listening.proxy.clone();
-        let client = ClientInfo::new(self.peer, tls, self.listening.name.clone());
+        let client = ClientInfo::new(self.peer, tls, self.listening.name.clone())
+            .with_identity(self.identity);
         let state = Arc::new((proxy, client));
         (self.member, self.listening, state)
     }

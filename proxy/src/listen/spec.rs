@@ -27,6 +27,21 @@ pub enum ListenerTls {
 pub struct ServerTlsSpec {
     pub cert_file: PathBuf,
     pub key_file: PathBuf,
+    /// Mutual TLS: clients present certificates, verified against a CA.
+    pub client_auth: Option<ClientAuthSpec>,
+}
+
+/// `tls.client_auth`: which clients' certificates a listener takes. Re-read with the
+/// listener's certificate on every reload.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientAuthSpec {
+    /// PEM file of the CA certificates a client's certificate must chain to.
+    pub ca_file: PathBuf,
+    /// `require`: a client without a certificate is refused at the handshake. `optional`: it
+    /// is served, with no identity (a route may still ask for one).
+    pub required: bool,
+    /// PEM files of certificate revocation lists: a revoked certificate is refused.
+    pub crl_files: Vec<PathBuf>,
 }
 
 /// Limits and timeouts for client connections, shared by every listener.

@@ -4,13 +4,16 @@
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use rustls::server::danger::ClientCertVerifier;
+use rustls::server::WebPkiClientVerifier;
 use rustls::server::{ProducesTickets, ServerSessionMemoryCache, StoresServerSessions};
 use rustls::ServerConfig;
 use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use rustls_pki_types::{CertificateDer, CertificateRevocationListDer, PrivateKeyDer};
 
-use super::spec::{ListenerTls, ServerTlsSpec};
+use super::spec::{ClientAuthSpec, ListenerTls, ServerTlsSpec};
 use crate::sni::CertificateStore;
+use crate::upstream::tls::roots_from_file;
 use crate::upstream::tls_provider;
 
 /// TLS 1.2 session IDs remembered for clients that take no ticket (TLS 1.3 resumes by ticket).
@@ -34,14 +37,47 @@ pub fn server_config(spec: &ServerTlsSpec) -> Result<ServerConfig, String> {
         )
     })?;
     // TLS 1.2 and 1.3 only: rustls offers nothing older.
-    let mut config = ServerConfig::builder_with_provider(tls_provider())
+    let builder = ServerConfig::builder_with_provider(tls_provider())
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS setup: {e}"))?
-        .with_no_client_auth()
+        .map_err(|e| format!("TLS setup: {e}"))?;
+    let builder = match &spec.client_auth {
+        None => builder.with_no_client_auth(),
+        Some(auth) => builder.with_client_cert_verifier(client_verifier(auth)?),
+    };
+    let mut config = builder
         .with_single_cert(certs, key)
         .map_err(|e| format!("certificate {cert_file} does not fit its key: {e}"))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
+}
+
+/// Mutual TLS: a client's certificate must chain to the CA file's certificates (and not be
+/// revoked by a CRL file) — checked by rustls at the handshake, which a client that fails it
+/// never gets past. `optional` lets a client without a certificate through, unidentified.
+fn client_verifier(auth: &ClientAuthSpec) -> Result<Arc<dyn ClientCertVerifier>, String> {
+    let roots = roots_from_file(&auth.ca_file)?;
+    let mut crls = Vec::new();
+    for file in &auth.crl_files {
+        let found: Vec<CertificateRevocationListDer<'static>> =
+            CertificateRevocationListDer::pem_file_iter(file)
+                .map_err(|e| format!("cannot read CRL file {}: {e}", file.display()))?
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("bad PEM in CRL file {}: {e}", file.display()))?;
+        if found.is_empty() {
+            return Err(format!("CRL file {} holds no CRL", file.display()));
+        }
+        crls.extend(found);
+    }
+    let builder = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), tls_provider())
+        .with_crls(crls);
+    let builder = if auth.required {
+        builder
+    } else {
+        builder.allow_unauthenticated()
+    };
+    builder
+        .build()
+        .map_err(|e| format!("client_auth with CA file {}: {e}", auth.ca_file.display()))
 }
 
 /// How a returning client skips the full handshake: session tickets (stateless; the key

@@ -46,6 +46,7 @@ pub(crate) use logging::{Counts, Tally, Untallied};
 pub(crate) use transport::{forward, Transport, Undelivered};
 
 use crate::access_log::AccessLog;
+use crate::stats::Metrics;
 use crate::table::{Fields, Route, RouteTable, TableHandle};
 
 /// Mirrors in flight at once; past this a mirror is skipped rather than queued.
@@ -57,15 +58,22 @@ pub struct Proxy {
     table: Arc<TableHandle>,
     mirrors: Arc<Semaphore>,
     access_log: Arc<AccessLog>,
+    metrics: Arc<Metrics>,
 }
 
 impl Proxy {
-    pub fn new(table: Arc<TableHandle>, access_log: Arc<AccessLog>) -> Self {
+    pub fn new(table: Arc<TableHandle>, access_log: Arc<AccessLog>, metrics: Arc<Metrics>) -> Self {
         Proxy {
             table,
             mirrors: Arc::new(Semaphore::new(MAX_MIRRORS_IN_FLIGHT)),
             access_log,
+            metrics,
         }
+    }
+
+    /// The process's metrics: what the listeners count (TLS refusals, identity refusals).
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     pub(crate) fn access_log(&self) -> &AccessLog {
@@ -93,6 +101,8 @@ pub struct ClientInfo {
     pub peer: SocketAddr,
     /// The listener's name.
     pub listener: Arc<str>,
+    /// Who the client is, from the certificate it presented (mutual TLS); None without one.
+    pub identity: Option<Arc<str>>,
 }
 
 impl ClientInfo {
@@ -106,7 +116,14 @@ impl ClientInfo {
             ip_header,
             peer,
             listener,
+            identity: None,
         }
+    }
+
+    /// With the identity the client's certificate gave.
+    pub fn with_identity(mut self, identity: Option<Arc<str>>) -> Self {
+        self.identity = identity;
+        self
     }
 }
 

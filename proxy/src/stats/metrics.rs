@@ -44,6 +44,8 @@ pub struct Metrics {
     client_connections: Gauge,
     client_connections_parked: Gauge,
     worker_client_connections: Family<WorkerLabels, Gauge>,
+    tls_handshake_failures: Family<[(&'static str, String); 2], Counter>,
+    identity_refusals: Family<[(&'static str, String); 2], Counter>,
     /// Handles already resolved, by route and side: a reload (up to 100 a second in the swap
     /// storm) reuses them instead of resolving a route×backend's 500 status slots again.
     backends: std::sync::Mutex<HashMap<(String, String), BackendMetrics>>,
@@ -141,8 +143,26 @@ impl Metrics {
             worker_client_connections.clone(),
         );
 
+        let tls_handshake_failures = Family::default();
+        registry.register(
+            "tls_handshake_failures",
+            "Client TLS handshakes that failed, by listener and reason: a client certificate \
+             refused (no_certificate, expired, not_yet_valid, unknown_issuer, revoked, \
+             bad_certificate), timeout, protocol or io",
+            tls_handshake_failures.clone(),
+        );
+        let identity_refusals = Family::default();
+        registry.register(
+            "identity_refusals",
+            "Requests answered 403 because the route does not allow their client's identity \
+             (or the client presented none), by listener and route",
+            identity_refusals.clone(),
+        );
+
         let pool = PoolFamilies::register(&mut registry);
         Metrics {
+            tls_handshake_failures,
+            identity_refusals,
             worker_client_connections,
             pool,
             client_connections,
@@ -284,6 +304,26 @@ impl Metrics {
         self.table_swaps.inc();
         self.table_generation
             .set(i64::try_from(generation).unwrap_or(i64::MAX));
+    }
+
+    /// A client's TLS handshake failed on `listener`, for `reason` (`identity::refusal_reason`).
+    pub fn tls_handshake_failed(&self, listener: &str, reason: &'static str) {
+        self.tls_handshake_failures
+            .get_or_create(&[
+                ("listener", listener.to_owned()),
+                ("reason", reason.to_owned()),
+            ])
+            .inc();
+    }
+
+    /// A request on `route` was refused for its client's identity (or the lack of one).
+    pub fn identity_refused(&self, listener: &str, route: &str) {
+        self.identity_refusals
+            .get_or_create(&[
+                ("listener", listener.to_owned()),
+                ("route", route.to_owned()),
+            ])
+            .inc();
     }
 
     pub fn config_reload(&self, ok: bool) {

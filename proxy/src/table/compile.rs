@@ -10,6 +10,7 @@ use super::backend::{Backend, BackendStats};
 use super::edits::Edits;
 use super::error::TableErrors;
 use super::hosts::HostIndex;
+use super::identity::IdentityRules;
 use super::matcher::{HeaderMatcher, Match, ValueMatcher};
 use super::route::{HeaderRoute, Mirror, MirrorRule, Route, Sticky};
 use super::split::{Rotation, Split};
@@ -241,7 +242,13 @@ impl Compiler {
         let split = Split::new(&weights);
         // Redirects and rewrites are carried out by the hyper engine alone, as mirrors and
         // header edits are: the byte engine never needs to know of them.
-        let h1_passthrough = mirror.is_none()
+        let identity = IdentityRules::compile(
+            &rs.client_identity,
+            &format!("{path}.client_identity"),
+            errors,
+        );
+        let h1_passthrough = identity.is_none()
+            && mirror.is_none()
             && redirect.is_none()
             && rewrite.is_none()
             && request_edits.is_empty()
@@ -270,6 +277,7 @@ impl Compiler {
             response_edits,
             redirect,
             rewrite,
+            identity,
         })
     }
 

@@ -7,6 +7,7 @@ mod error;
 mod fields;
 mod handle;
 mod hosts;
+mod identity;
 mod matcher;
 mod route;
 /// The plain data a table is compiled from (its own module, so that upstream can read backend

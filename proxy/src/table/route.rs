@@ -9,6 +9,7 @@ use http::{HeaderMap, Method};
 use super::backend::Backend;
 use super::edits::Edits;
 use super::fields::Fields;
+use super::identity::IdentityRules;
 use super::matcher::{all_match, HeaderMatcher, Match, ValueMatcher};
 use super::split::{sticky_bucket, Rotation, Split};
 use super::url_filters::{Redirect, Rewrite};
@@ -77,6 +78,8 @@ pub struct Route {
     pub redirect: Option<Redirect>,
     /// Some: the host and path sent upstream are changed.
     pub rewrite: Option<Rewrite>,
+    /// Some: callers are admitted, and named upstream, by their certificate's identity.
+    pub identity: Option<IdentityRules>,
 }
 
 impl Route {

@@ -30,7 +30,7 @@ fn system_roots() -> Arc<RootCertStore> {
         .clone()
 }
 
-fn roots_from_file(path: &Path) -> Result<RootCertStore, String> {
+pub(crate) fn roots_from_file(path: &Path) -> Result<RootCertStore, String> {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
         .map_err(|e| format!("cannot read CA file {}: {e}", path.display()))?
         .collect::<Result<_, _>>()

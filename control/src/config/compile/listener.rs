@@ -3,10 +3,36 @@
 use std::collections::HashMap;
 use std::net::SocketAddr;
 
-use weir_proxy::listen::spec::{AdminSpec, ListenerSpec, ListenerTls, ServerTlsSpec};
+use weir_proxy::listen::spec::{
+    AdminSpec, ClientAuthSpec, ListenerSpec, ListenerTls, ServerTlsSpec,
+};
 
 use crate::config::check::Checker;
-use crate::config::model::{RawAdmin, RawListener, RawServerTls};
+use crate::config::model::{RawAdmin, RawClientAuth, RawListener, RawServerTls};
+
+fn client_auth(raw: &RawClientAuth, path: &str, check: &mut Checker) -> ClientAuthSpec {
+    let required = match raw.mode.as_deref() {
+        None | Some("require") => true,
+        Some("optional") => false,
+        Some(other) => {
+            check.report(
+                format!("{path}.mode"),
+                format!("{other:?} is not a mode: require or optional"),
+            );
+            true
+        }
+    };
+    ClientAuthSpec {
+        ca_file: check.file(&format!("{path}.ca"), &raw.ca),
+        required,
+        crl_files: raw
+            .crl
+            .iter()
+            .enumerate()
+            .map(|(i, f)| check.file(&format!("{path}.crl[{i}]"), f))
+            .collect(),
+    }
+}
 
 pub fn listeners(
     raw: &[RawListener],
@@ -44,6 +70,10 @@ pub fn listeners(
             RawServerTls::Files(files) => ListenerTls::Files(ServerTlsSpec {
                 cert_file: check.file(&format!("{path}.tls.cert"), &files.cert),
                 key_file: check.file(&format!("{path}.tls.key"), &files.key),
+                client_auth: files
+                    .client_auth
+                    .as_ref()
+                    .map(|auth| client_auth(auth, &format!("{path}.tls.client_auth"), check)),
             }),
             RawServerTls::Gateway(gateway) => {
                 if !gateway.from_gateway {

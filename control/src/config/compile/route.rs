@@ -4,8 +4,8 @@
 use std::collections::HashMap;
 
 use weir_proxy::table::spec::{
-    BackendSpec, HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec, PathMatch, RouteSpec,
-    StickySpec, Target, ValueMatch, CANARY,
+    BackendSpec, ClientIdentitySpec, HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec,
+    PathMatch, RouteSpec, StickySpec, Target, ValueMatch, CANARY,
 };
 
 use super::backend::{backend, UpstreamDefaults};
@@ -151,6 +151,15 @@ fn compile_route(
         .rewrite
         .as_ref()
         .map(|r| url_filters::rewrite(r, &spec.matches, &format!("{path}.rewrite"), check));
+    if let Some(identity) = &raw.client_identity {
+        if let Some(header) = &identity.header {
+            check.token(&format!("{path}.client_identity.header"), "header", header);
+        }
+        spec.client_identity = ClientIdentitySpec {
+            allow: identity.allow.clone(),
+            header: identity.header.as_ref().map(|h| h.to_ascii_lowercase()),
+        };
+    }
     spec.access_log = super::access_log::route(
         raw.access_log.as_ref(),
         logs,
