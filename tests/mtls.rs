@@ -261,3 +261,107 @@ async fn optional_client_auth_serves_the_anonymous_where_routes_allow() {
         "an expired certificate is refused even when optional"
     );
 }
+
+/// The other leg: an upstream that demands a client certificate (nginx's `ssl_verify_client
+/// on`), reached with the one the backend's `tls` names; and an upstream known by its SPIFFE ID
+/// (its certificate names no host) admitted by `identities`, another refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn weir_presents_its_certificate_upstream_and_checks_the_upstreams_identity() {
+    let ca = IssuingCa::new("mesh CA");
+    let api = ca.workload("spiffe://prod/ns/api/sa/server");
+    let upstream = backend::start(
+        "api",
+        Behaviour {
+            tls: Some(ca.server_config_requiring_clients(&api)),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let dir = common::temp_dir("mtls-upstream");
+    let weir_cert = ca.client("spiffe://prod/ns/edge/sa/weir", 11, (2024, 2040));
+    std::fs::write(dir.join("ca.pem"), &ca.pem).unwrap();
+    std::fs::write(dir.join("weir.pem"), &weir_cert.cert_pem).unwrap();
+    std::fs::write(dir.join("weir-key.pem"), &weir_cert.key_pem).unwrap();
+    let route = |name: &str, prefix: &str, tls: &str| {
+        format!(
+            "- name: {name}\n\
+             \x20 match: {{path_prefix: {prefix}}}\n\
+             \x20 stable: {{addresses: [\"{up}\"], tls: {tls}}}\n",
+            up = upstream.addr
+        )
+    };
+    let config = format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\n\
+         admin: {{address: \"127.0.0.1:0\"}}\n\
+         upstream_defaults: {{tls: {{cert: weir.pem, key: weir-key.pem}}}}\n\
+         routes:\n{}{}{}",
+        route(
+            "admitted",
+            "/admitted",
+            "{ca: ca.pem, identities: [\"spiffe://prod/ns/api/*\"]}"
+        ),
+        route(
+            "other-identity",
+            "/other",
+            "{ca: ca.pem, identities: [\"spiffe://prod/ns/billing/*\"]}"
+        ),
+        // No identities: the default certificate presented, and the host name checked, which
+        // a workload certificate does not have.
+        route(
+            "by-name",
+            "/by-name",
+            "{ca: ca.pem, server_name: localhost}"
+        ),
+    );
+    let path = dir.join("weir.yaml");
+    std::fs::write(&path, config).unwrap();
+    let weir = Weir::start_with(dir, path, &[]);
+    let mut h1 = common::client::H1::connect(weir.addr).await;
+
+    let r = h1.get("/admitted/x", &[]).await;
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.backend(), "api");
+    let r = h1.get("/other/x", &[]).await;
+    assert_eq!(r.status, 502, "{}", r.text());
+    assert!(r.text().contains("TLS"), "{}", r.text());
+    let r = h1.get("/by-name/x", &[]).await;
+    assert_eq!(
+        r.status,
+        502,
+        "a workload certificate names no host: {}",
+        r.text()
+    );
+    assert_eq!(upstream.hits(), 1, "only the admitted route reached it");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_its_certificate_weir_cannot_reach_an_upstream_that_demands_one() {
+    let ca = IssuingCa::new("mesh CA");
+    let upstream = backend::start(
+        "api",
+        Behaviour {
+            tls: Some(ca.server_config_requiring_clients(&ca.server())),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let dir = common::temp_dir("mtls-no-cert");
+    std::fs::write(dir.join("ca.pem"), &ca.pem).unwrap();
+    let config = format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\n\
+         admin: {{address: \"127.0.0.1:0\"}}\n\
+         routes:\n\
+         - name: api\n\
+         \x20 stable: {{addresses: [\"{}\"], tls: {{ca: ca.pem, server_name: localhost}}}}\n",
+        upstream.addr
+    );
+    let path = dir.join("weir.yaml");
+    std::fs::write(&path, config).unwrap();
+    let weir = Weir::start_with(dir, path, &[]);
+    let r = common::client::H1::connect(weir.addr)
+        .await
+        .get("/", &[])
+        .await;
+    assert!(r.status == 502, "{} {}", r.status, r.text());
+    assert_eq!(upstream.hits(), 0);
+}

@@ -477,3 +477,36 @@ fn access_log_settings_load() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn mutual_tls_mistakes_are_named() {
+    let dir = std::env::temp_dir().join(format!("weir-mtls-cfg-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in ["cert.pem", "key.pem", "ca.pem"] {
+        std::fs::write(dir.join(f), "").unwrap();
+    }
+    let text = "
+listeners:
+  - address: 0.0.0.0:8443
+    tls: {cert: cert.pem, key: key.pem, client_auth: {ca: ca.pem, mode: sometimes, crl: [gone.pem]}}
+upstream_defaults: {tls: {cert: cert.pem}}
+routes:
+  - name: api
+    stable: {addresses: [127.0.0.1:9001], tls: {key: key.pem}}
+    client_identity: {allow: [spiffe://prod/*], header: \"bad header\"}
+";
+    let e = match from_str(text, &dir.join("weir.yaml")) {
+        Ok(c) => panic!("expected errors, got {c:?}"),
+        Err(e) => e,
+    };
+    find(
+        &e,
+        "listeners[0].tls.client_auth.mode",
+        "require or optional",
+    );
+    find(&e, "listeners[0].tls.client_auth.crl[0]", "gone.pem");
+    find(&e, "upstream_defaults.tls.key", "needs its key");
+    find(&e, "routes[0].stable.tls.cert", "needs its certificate");
+    find(&e, "routes[0].client_identity.header", "bad header");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -136,6 +136,8 @@ fn full_example_loads_and_converts() {
         Some(UpstreamTlsSpec {
             server_name: Some("api.internal".into()),
             ca_file: Some(dir.path().join("ca.pem")),
+            client_cert: None,
+            identities: Vec::new(),
         })
     );
     assert_eq!(stable.connect_timeout, Duration::from_millis(500));

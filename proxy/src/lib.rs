@@ -14,6 +14,7 @@ mod graceful;
 pub mod h1;
 mod h2link;
 pub mod h2wire;
+pub mod identity;
 pub mod listen;
 pub mod pipeline;
 pub mod plane;

@@ -438,6 +438,21 @@ pub struct UpstreamTlsSpec {
     pub server_name: Option<String>,
     /// PEM file of CA certificates; None = the system's roots.
     pub ca_file: Option<PathBuf>,
+    /// Mutual TLS: the certificate weir presents to the upstream.
+    pub client_cert: Option<ClientCertSpec>,
+    /// The upstream's certificate must name one of these (a URI SAN such as a SPIFFE ID, or a
+    /// DNS SAN; exact, or a prefix ending in `*`), beyond chaining to the CA. When given, they
+    /// stand in for the server-name check (a SPIFFE certificate names no host).
+    pub identities: Vec<String>,
+}
+
+/// A certificate (chain) and its key, PEM files, re-read whenever the table is compiled: a
+/// reload after the files changed puts new connections on the new certificate, and the old
+/// pools finish what they carry.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ClientCertSpec {
+    pub cert_file: PathBuf,
+    pub key_file: PathBuf,
 }
 
 #[derive(Clone, Debug, PartialEq)]

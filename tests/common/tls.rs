@@ -169,6 +169,42 @@ impl IssuingCa {
             .unwrap()
     }
 
+    /// A server certificate that names no host, only the URI `uri` (a SPIFFE workload's).
+    pub fn workload(&self, uri: &str) -> Issued {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params
+            .subject_alt_names
+            .push(rcgen::SanType::URI(uri.try_into().unwrap()));
+        self.sign(params)
+    }
+
+    /// A server config presenting `issued`, requiring clients' certificates from this CA.
+    pub fn server_config_requiring_clients(&self, issued: &Issued) -> Arc<rustls::ServerConfig> {
+        let mut roots = rustls::RootCertStore::empty();
+        for cert in CertificateDer::pem_slice_iter(self.pem.as_bytes()) {
+            roots.add(cert.unwrap()).unwrap();
+        }
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+            Arc::new(roots),
+            provider.clone(),
+        )
+        .build()
+        .unwrap();
+        let chain = CertificateDer::pem_slice_iter(issued.cert_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_slice(issued.key_pem.as_bytes()).unwrap();
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_client_cert_verifier(verifier)
+            .with_single_cert(chain, key)
+            .unwrap();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Arc::new(config)
+    }
+
     /// A client config trusting this CA, presenting `client` (or nothing).
     pub fn client_config(&self, client: Option<&Issued>) -> Arc<rustls::ClientConfig> {
         let mut roots = rustls::RootCertStore::empty();

@@ -318,6 +318,7 @@ pub struct RawUpstreamDefaults {
     pub response_timeout: Option<ConfigDuration>,
     pub pool_idle_timeout: Option<ConfigDuration>,
     pub pool_max_idle: Option<usize>,
+    pub tls: Option<RawDefaultTls>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -480,6 +481,21 @@ pub enum RawProtocol {
 pub struct RawUpstreamTls {
     pub server_name: Option<String>,
     pub ca: Option<PathBuf>,
+    /// Mutual TLS: the certificate (chain) and key weir presents.
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
+    /// The upstream's certificate must name one of these (URI or DNS SAN; `prefix*`).
+    #[serde(default)]
+    pub identities: Vec<String>,
+}
+
+/// `upstream_defaults.tls`: the certificate weir presents to every TLS upstream that names
+/// none of its own.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "{cert: FILE, key: FILE}")]
+pub struct RawDefaultTls {
+    pub cert: Option<PathBuf>,
+    pub key: Option<PathBuf>,
 }
 
 #[derive(Debug, Deserialize)]

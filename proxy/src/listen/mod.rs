@@ -4,7 +4,6 @@
 mod balance;
 mod drain;
 mod h2;
-pub mod identity;
 mod limit;
 mod park;
 mod server;

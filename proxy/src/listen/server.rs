@@ -21,7 +21,6 @@ use tokio_rustls::server::TlsStream;
 
 use super::drain::{Drain, Graceful, Member, Watched};
 use super::h2::{H2Connection, H2Settings};
-use super::identity;
 use super::limit::{Admitted, ConnectionLimit};
 use super::park::{self, Parking};
 use super::spec::{Http1Engine, LimitsSpec};
@@ -31,6 +30,7 @@ use crate::forward::body::{BoxError, ResponseBody};
 use crate::forward::local_response;
 use crate::h1::gate::{self, Gate};
 use crate::h1::{self, Finished, ToHyper};
+use crate::identity;
 use crate::pipeline::{ClientInfo, ConnState, Proxy};
 use crate::upstream::Received;
 

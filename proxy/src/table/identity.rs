@@ -5,19 +5,13 @@
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::error::TableErrors;
+use crate::identity::Pattern;
 use crate::table_spec::ClientIdentitySpec;
-
-/// One allowed identity: exactly this, or (written with a trailing `*`) any that starts so.
-#[derive(Debug)]
-enum Allowed {
-    Exact(String),
-    Prefix(String),
-}
 
 #[derive(Debug)]
 pub struct IdentityRules {
     /// Empty: every caller, with an identity or without.
-    allow: Vec<Allowed>,
+    allow: Vec<Pattern>,
     header: Option<HeaderName>,
 }
 
@@ -33,20 +27,9 @@ impl IdentityRules {
         }
         let mut allow = Vec::with_capacity(spec.allow.len());
         for (i, entry) in spec.allow.iter().enumerate() {
-            match entry.strip_suffix('*') {
-                Some(_) if entry[..entry.len() - 1].contains('*') => errors.push(
-                    format!("{path}.allow[{i}]"),
-                    "`*` may only end an identity (a prefix)",
-                ),
-                Some(prefix) => allow.push(Allowed::Prefix(prefix.to_owned())),
-                None if entry.contains('*') => errors.push(
-                    format!("{path}.allow[{i}]"),
-                    "`*` may only end an identity (a prefix)",
-                ),
-                None if entry.is_empty() => {
-                    errors.push(format!("{path}.allow[{i}]"), "an empty identity")
-                }
-                None => allow.push(Allowed::Exact(entry.clone())),
+            match Pattern::parse(entry) {
+                Ok(pattern) => allow.push(pattern),
+                Err(why) => errors.push(format!("{path}.allow[{i}]"), why),
             }
         }
         let header = match &spec.header {
@@ -73,10 +56,7 @@ impl IdentityRules {
         let Some(identity) = identity else {
             return false;
         };
-        self.allow.iter().any(|a| match a {
-            Allowed::Exact(e) => e == identity,
-            Allowed::Prefix(p) => identity.starts_with(p.as_str()),
-        })
+        self.allow.iter().any(|p| p.admits(identity))
     }
 
     /// The route's identity header: whatever the client sent under that name goes (never

@@ -54,8 +54,9 @@ impl Endpoint {
     ) -> Result<Self, String> {
         let tls = match &key.tls {
             None => None,
-            Some((name, ca_file)) => {
-                let config = super::tls::client_config(ca_file.as_deref(), key.protocol)?;
+            Some(tls) => {
+                let config = super::tls::client_config(tls, key.protocol)?;
+                let name = &tls.server_name;
                 let name = ServerName::try_from(name.clone())
                     .map_err(|e| format!("`{name}` is not a valid TLS server name: {e}"))?;
                 Some(TlsTarget { config, name })

@@ -23,15 +23,18 @@ pub use raw::RawConn;
 pub use received::Received;
 pub use tls::provider as tls_provider;
 
+use crate::identity::Pattern;
 use crate::stats::Metrics;
-use crate::table_spec::{BackendSpec, Http2PoolSpec, UpstreamProtocol};
+use crate::table_spec::{
+    BackendSpec, ClientCertSpec, Http2PoolSpec, UpstreamProtocol, UpstreamTlsSpec,
+};
 
 /// Everything that makes two endpoints interchangeable: same key, same pool.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct EndpointKey {
     pub address: String,
     pub protocol: UpstreamProtocol,
-    pub tls: Option<(String, Option<std::path::PathBuf>)>,
+    pub tls: Option<TlsKey>,
     pub connect_timeout: Duration,
     pub response_timeout: Duration,
     pub idle_timeout: Duration,
@@ -39,6 +42,49 @@ pub struct EndpointKey {
     pub max_idle: usize,
     /// The HTTP/2 pool's settings (HTTP/2 endpoints only).
     pub http2: Option<Http2PoolSpec>,
+}
+
+/// What makes two TLS upstreams' settings the same: the name checked, the CA, the certificate
+/// presented (with a digest of its files' contents, so a reload after they were rotated makes
+/// a new pool, and the old one finishes what it carries), and the identities admitted.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TlsKey {
+    pub server_name: String,
+    pub ca_file: Option<std::path::PathBuf>,
+    pub client_cert: Option<(ClientCertSpec, u64)>,
+    pub identities: Vec<Pattern>,
+}
+
+impl TlsKey {
+    fn of(address: &str, spec: &UpstreamTlsSpec) -> Result<Self, String> {
+        let server_name = spec
+            .server_name
+            .clone()
+            .unwrap_or_else(|| crate::authority::strip_port(address).to_string());
+        let client_cert = match &spec.client_cert {
+            None => None,
+            Some(files) => {
+                let mut digest = std::collections::hash_map::DefaultHasher::new();
+                for file in [&files.cert_file, &files.key_file] {
+                    let bytes = std::fs::read(file)
+                        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+                    std::hash::Hash::hash(&bytes, &mut digest);
+                }
+                Some((files.clone(), std::hash::Hasher::finish(&digest)))
+            }
+        };
+        let identities = spec
+            .identities
+            .iter()
+            .map(|text| Pattern::parse(text).map_err(|why| format!("identity {text:?}: {why}")))
+            .collect::<Result<_, _>>()?;
+        Ok(TlsKey {
+            server_name,
+            ca_file: spec.ca_file.clone(),
+            client_cert,
+            identities,
+        })
+    }
 }
 
 /// Shared by every table: hands out the pool of an address, creating it on first use.
@@ -60,13 +106,10 @@ impl Upstreams {
 
     /// Called at table compile time, never per request.
     pub fn endpoint(&self, address: &str, spec: &BackendSpec) -> Result<Arc<Endpoint>, String> {
-        let tls = spec.tls.as_ref().map(|t| {
-            let name = t
-                .server_name
-                .clone()
-                .unwrap_or_else(|| crate::authority::strip_port(address).to_string());
-            (name, t.ca_file.clone())
-        });
+        let tls = match &spec.tls {
+            None => None,
+            Some(t) => Some(TlsKey::of(address, t)?),
+        };
         let key = EndpointKey {
             address: address.to_string(),
             protocol: spec.protocol,

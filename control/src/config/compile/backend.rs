@@ -1,9 +1,10 @@
 //! One backend (stable or canary): addresses, balancing, protocol, upstream TLS, timeouts.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use weir_proxy::table::spec::{
-    BackendSpec, Balance, Http2PoolSpec, UpstreamProtocol, UpstreamTlsSpec,
+    BackendSpec, Balance, ClientCertSpec, Http2PoolSpec, UpstreamProtocol, UpstreamTlsSpec,
 };
 
 use crate::config::check::Checker;
@@ -17,6 +18,8 @@ pub struct UpstreamDefaults {
     response_timeout: Duration,
     pool_idle_timeout: Duration,
     pool_max_idle: usize,
+    /// `upstream_defaults.tls`: presented to every TLS upstream that names no certificate.
+    client_cert: Option<ClientCertSpec>,
 }
 
 impl UpstreamDefaults {
@@ -34,6 +37,36 @@ impl UpstreamDefaults {
                 .duration(&format!("{path}.pool_idle_timeout"), raw.pool_idle_timeout)
                 .unwrap_or(builtin.pool_idle_timeout),
             pool_max_idle: raw.pool_max_idle.unwrap_or(builtin.pool_max_idle),
+            client_cert: raw.tls.as_ref().and_then(|tls| {
+                client_cert(
+                    (tls.cert.as_ref(), tls.key.as_ref()),
+                    &format!("{path}.tls"),
+                    check,
+                )
+            }),
+        }
+    }
+}
+
+/// `cert` and `key`, both or neither; each must be readable.
+fn client_cert(
+    (cert, key): (Option<&PathBuf>, Option<&PathBuf>),
+    path: &str,
+    check: &mut Checker,
+) -> Option<ClientCertSpec> {
+    match (cert, key) {
+        (None, None) => None,
+        (Some(cert), Some(key)) => Some(ClientCertSpec {
+            cert_file: check.file(&format!("{path}.cert"), cert),
+            key_file: check.file(&format!("{path}.key"), key),
+        }),
+        (Some(_), None) => {
+            check.report(format!("{path}.key"), "a certificate needs its key");
+            None
+        }
+        (None, Some(_)) => {
+            check.report(format!("{path}.cert"), "a key needs its certificate");
+            None
         }
     }
 }
@@ -64,6 +97,13 @@ pub fn backend(
                 .ca
                 .as_ref()
                 .map(|ca| check.file(&format!("{path}.tls.ca"), ca)),
+            client_cert: client_cert(
+                (tls.cert.as_ref(), tls.key.as_ref()),
+                &format!("{path}.tls"),
+                check,
+            )
+            .or_else(|| defaults.client_cert.clone()),
+            identities: tls.identities.clone(),
         }
     });
     BackendSpec {

@@ -1,7 +1,8 @@
-//! Who a client is, from the certificate it presented and the listener verified (mutual TLS):
-//! its first URI SAN (a SPIFFE ID, `spiffe://trust-domain/ns/shop/sa/web`), else its first
-//! DNS SAN, else its subject's common name — the order Envoy's and Linkerd's identities take.
-//! And why a handshake was refused, in the words the metrics and logs use.
+//! Identities in certificates (mutual TLS), one rule for both legs. Who a peer is: its
+//! certificate's first URI SAN (a SPIFFE ID, `spiffe://trust-domain/ns/shop/sa/web`), else its
+//! first DNS SAN, else its subject's common name — the order Envoy's and Linkerd's identities
+//! take. Which identities a rule admits ([`Pattern`]: exact, or a prefix ending in `*`). And
+//! why a handshake was refused, in the words the metrics and logs use.
 
 use std::io;
 
@@ -18,6 +19,53 @@ pub fn of_certificate(der: &CertificateDer<'_>) -> Option<String> {
         return Some(dns.to_owned());
     }
     common_name(cert.subject()).map(|cn| format!("CN={cn}"))
+}
+
+/// Every identity a certificate gives (its URI SANs, then its DNS SANs): an upstream's
+/// certificate is admitted when any of them matches.
+pub fn all_of_certificate(der: &CertificateDer<'_>) -> Vec<String> {
+    let Ok(cert) = webpki::EndEntityCert::try_from(der) else {
+        return Vec::new();
+    };
+    cert.valid_uri_names()
+        .chain(cert.valid_dns_names())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// One admitted identity: exactly this, or (written with a trailing `*`) any that starts so.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Pattern {
+    Exact(String),
+    Prefix(String),
+}
+
+impl Pattern {
+    /// `spiffe://prod/ns/shop/*` is a prefix; a `*` elsewhere, or an empty pattern, is an error.
+    pub fn parse(text: &str) -> Result<Self, &'static str> {
+        let (body, prefix) = match text.strip_suffix('*') {
+            Some(body) => (body, true),
+            None => (text, false),
+        };
+        if body.contains('*') {
+            return Err("`*` may only end an identity (a prefix)");
+        }
+        if text.is_empty() {
+            return Err("an empty identity");
+        }
+        Ok(if prefix {
+            Pattern::Prefix(body.to_owned())
+        } else {
+            Pattern::Exact(body.to_owned())
+        })
+    }
+
+    pub fn admits(&self, identity: &str) -> bool {
+        match self {
+            Pattern::Exact(e) => e == identity,
+            Pattern::Prefix(p) => identity.starts_with(p.as_str()),
+        }
+    }
 }
 
 /// Why a TLS handshake failed: `no_certificate`, `expired`, `not_yet_valid`,
