@@ -1,7 +1,7 @@
 //! DATA received (RFC 9113 §6.1): counted against both receive windows (§6.9) and held to the
 //! message's Content-Length (§8.1.1), then handed over without a copy.
 
-use super::super::frame::{flag, parse_data, Data, ErrorCode, Head, Scope};
+use super::super::frame::{flag, parse_data, write_rst_stream, Data, ErrorCode, Head, Scope};
 use super::super::stream::{Recv, Refused};
 use super::error::{conn, conn_of, Step};
 use super::role::{Role, Shared};
@@ -50,6 +50,15 @@ impl<R: Role> Conn<R> {
             Some(slot) => accept(slot, &frame, R::LENGTH_MISMATCH),
             None => {
                 self.untracked(id, "DATA on an idle stream (§5.1)")?;
+                if R::refuses_closed_data(self, id) {
+                    // §6.1: DATA on a stream that is not open or half-closed (local) is a
+                    // stream error of type STREAM_CLOSED. Counted as this side's resets are:
+                    // a flood of them ends the connection.
+                    self.give_back(flow_len);
+                    R::count_reset(self)?;
+                    write_rst_stream(&mut self.out, id, ErrorCode::STREAM_CLOSED);
+                    return Ok(());
+                }
                 Verdict::Drop
             }
         };

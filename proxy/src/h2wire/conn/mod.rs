@@ -13,11 +13,13 @@
 //! and the server's bounds against a hostile client stay in `client` and `server`.
 //!
 //! Frames on a stream this side no longer tracks (closed, §5.1 "closed") are processed
-//! minimally and dropped: field blocks decoded, DATA counted against the connection's window
-//! and given back at once, WINDOW_UPDATE and RST_STREAM ignored. §5.1 allows that for every
-//! closed stream; telling a stream closed by END_STREAM (where a frame may be punished) from
-//! one this side reset (where it must be ignored) would mean remembering every stream ever
-//! closed. Frames on idle streams (never opened, `StreamIds::is_idle`) are C.
+//! minimally: field blocks decoded, DATA counted against the connection's window and given
+//! back at once, WINDOW_UPDATE and RST_STREAM ignored. DATA is then a stream error of type
+//! STREAM_CLOSED (§6.1) where the side can tell (`Role::refuses_closed_data`): a server
+//! remembers the streams it reset (bounded), on which frames crossing its RST_STREAM must be
+//! ignored, so every other closed stream — ended both ways, or reset by the client — is
+//! answered. A client drops them all. Frames on idle streams (never opened,
+//! `StreamIds::is_idle`) are C.
 //!
 //! An oversized frame (above this side's SETTINGS_MAX_FRAME_SIZE) is always C, including DATA
 //! on a stream, which §4.2 would let be S: §5.4.1 lets any stream error end the connection,

@@ -99,6 +99,15 @@ pub trait Role: Sized {
     /// RST_STREAM was queued on stream `id`; `peer_open`: the peer may still send on it.
     fn reset_sent(_conn: &mut Conn<Self>, _id: u32, _peer_open: bool) {}
 
+    /// DATA came on stream `id`, which is neither idle nor tracked: true if it is to be
+    /// answered with a stream error of type STREAM_CLOSED (§6.1) — it was closed by END_STREAM
+    /// both ways or by the peer's RST_STREAM — and false if dropped (§5.1: a stream this side
+    /// reset, on which frames sent before the peer saw the RST_STREAM may still come). A side
+    /// that does not remember its resets drops them all.
+    fn refuses_closed_data(_conn: &Conn<Self>, _id: u32) -> bool {
+        false
+    }
+
     /// A stream was forgotten, closed both ways; `complete`: this side's message ended.
     fn forgot(_conn: &mut Conn<Self>, _complete: bool) {}
 }

@@ -115,6 +115,10 @@ impl Role for Server {
         conn.count_local_reset()
     }
 
+    fn refuses_closed_data(conn: &Conn<Self>, id: u32) -> bool {
+        !conn.role.reset_ids.contains(&id)
+    }
+
     fn reset_sent(conn: &mut Conn<Self>, id: u32, client_open: bool) {
         if client_open {
             conn.remember_reset(id);

@@ -393,3 +393,43 @@ fn a_connection_s_heads_and_sections_share_one_buffer_until_it_goes_quiet() {
         "after `quiet` a new buffer, the old one left to the sections that hold it"
     );
 }
+
+/// RFC 9113 §6.1 and §5.1: DATA on a closed stream is a stream error of type STREAM_CLOSED —
+/// after both sides ended it, and after the client's own RST_STREAM — but DATA crossing a
+/// RST_STREAM this side sent is dropped.
+#[test]
+fn data_on_a_closed_stream_is_answered_stream_closed_unless_this_side_reset_it() {
+    let (mut conn, mut client) = ready(Config::default());
+    // Stream 1 closed both ways: a bodiless request, a whole response.
+    client.request(1, "GET", &[], true).send(&mut conn).unwrap();
+    assert!(conn.respond(1, 204, [], true));
+    written(&mut conn);
+    client.data(1, b"late", false).send(&mut conn).unwrap();
+    assert_eq!(resets(&written(&mut conn)), [(1, ErrorCode::STREAM_CLOSED)]);
+
+    // Stream 3 reset by the client, then DATA on it.
+    client
+        .request(3, "POST", &[], false)
+        .rst(3, ErrorCode::CANCEL)
+        .send(&mut conn)
+        .unwrap();
+    written(&mut conn);
+    client
+        .data(3, b"after my reset", false)
+        .send(&mut conn)
+        .unwrap();
+    assert_eq!(resets(&written(&mut conn)), [(3, ErrorCode::STREAM_CLOSED)]);
+
+    // Stream 5 reset by the server (DATA past its content-length): what crosses is dropped.
+    client
+        .request(5, "POST", &[("content-length", "1")], false)
+        .data(5, b"ab", false)
+        .send(&mut conn)
+        .unwrap();
+    assert_eq!(resets(&written(&mut conn)).len(), 1);
+    client.data(5, b"crossing", false).send(&mut conn).unwrap();
+    assert!(resets(&written(&mut conn)).is_empty());
+    // The connection serves on.
+    client.request(7, "GET", &[], true).send(&mut conn).unwrap();
+    assert!(conn.respond(7, 204, [], true));
+}
