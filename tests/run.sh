@@ -8,6 +8,9 @@
 #     (tests/h2_pool.rs);
 #   - Debian's `buildah`: the container image built from the Containerfile, offline, and weir
 #     run from its root filesystem (tests/image.rs; below).
+#   - Debian's Go toolchain and the libraries h2spec imports: h2spec, the HTTP/2 conformance
+#     suite, built offline from its source in tests/tools/h2spec and run against both of weir's
+#     HTTP/2 listeners (tests/h2spec.rs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -61,6 +64,13 @@ if [ "$(id -u)" -eq 0 ]; then
 else
   echo "tests/run.sh: not root: the container image is not built (tests/image.rs skips it)"
 fi
+
+# h2spec, built once into target/ (again when its source changes).
+h2spec=target/tools/h2spec
+if [ ! -x "$h2spec" ] || [ -n "$(find tests/tools/h2spec tests/tools/build-h2spec.sh -newer "$h2spec" -print -quit)" ]; then
+  tests/tools/build-h2spec.sh "$h2spec"
+fi
+export WEIR_H2SPEC="$PWD/$h2spec"
 
 # Keep the runner's own output, then close with one total line ("N passed, N failed").
 set +e
