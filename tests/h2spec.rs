@@ -40,7 +40,16 @@ fn failures(port: u16, tls: bool) -> Vec<String> {
     let report = dir.join("report.xml");
     let mut command = Command::new(h2spec());
     command
-        .args(["-S", "-h", "127.0.0.1", "-p", &port.to_string(), "-o", "2", "-j"])
+        .args([
+            "-S",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-o",
+            "2",
+            "-j",
+        ])
         .arg(&report)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -70,7 +79,10 @@ fn failures(port: u16, tls: bool) -> Vec<String> {
         .find(|l| l.contains(" tests, "))
         .unwrap_or_default()
         .to_string();
-    assert!(summary.starts_with("147 tests"), "the whole suite ran: {summary}");
+    assert!(
+        summary.starts_with("147 tests"),
+        "the whole suite ran: {summary}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
     junit_failures(&text)
 }
