@@ -379,3 +379,49 @@ async fn a_broken_chunk_never_lets_what_follows_through() {
         );
     }
 }
+
+/// RFC 9112 §7.1: a chunked body whose framing two readings would split differently — a bare LF
+/// ending a trailer line, CR or LF inside a chunk extension's quoted-string — is never
+/// forwarded whole, by either engine: the passthrough engine answers 400 (the body came with
+/// the head), and the gate in front of hyper (whose own decoder would read on) ends the
+/// connection. Either way the client gets no success and the upstream no complete request.
+#[tokio::test]
+async fn both_engines_refuse_chunked_bodies_that_two_readings_split_differently() {
+    let bodies: [(&str, &[u8]); 3] = [
+        (
+            "a bare LF ending the trailer section",
+            b"POST /t HTTP/1.1\r\nHost: app\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: a\r\n\nGET /smuggled HTTP/1.1\r\nHost: app\r\n\r\n",
+        ),
+        (
+            "a bare LF ending a trailer line",
+            b"POST /t HTTP/1.1\r\nHost: app\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nX-T: a\nGET /smuggled HTTP/1.1\r\nHost: app\r\n\r\n\r\n",
+        ),
+        (
+            "CR LF inside a chunk extension's quoted-string",
+            b"POST /t HTTP/1.1\r\nHost: app\r\nTransfer-Encoding: chunked\r\n\r\n3;a=\"x\r\n0\r\n\r\nGET /smuggled HTTP/1.1\r\nHost: app\r\n\r\n\"\r\nabc\r\n0\r\n\r\n",
+        ),
+    ];
+    for engine in ["passthrough", "hyper"] {
+        let e = Engine::start(engine).await;
+        for (what, bytes) in bodies {
+            let (seen, forwarded) = e.run(bytes, 2).await;
+            assert!(
+                seen.statuses.iter().all(|s| !(200..300).contains(s)),
+                "{engine}, {what}: answered {:?}",
+                seen.statuses
+            );
+            if engine == "passthrough" {
+                assert_eq!(seen.statuses, [400], "{engine}, {what}");
+            }
+            assert!(seen.closed, "{engine}, {what}: the connection ends");
+            assert!(
+                forwarded.iter().all(|h| !h[0].contains("/smuggled")),
+                "{engine}, {what}: a second request was smuggled: {forwarded:?}"
+            );
+            assert!(
+                forwarded.is_empty(),
+                "{engine}, {what}: forwarded {forwarded:?}"
+            );
+        }
+    }
+}

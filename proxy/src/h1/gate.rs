@@ -63,8 +63,13 @@ enum State {
     /// The next bytes are a request head.
     Head,
     Body(BodyCursor),
-    /// Unexamined from here on (a possible tunnel, or a body whose chunks hyper will refuse).
+    /// Unexamined from here on (a possible tunnel).
     Open,
+    /// A request body broke the chunked rules (RFC 9112 §7.1: a bare LF, CR or LF in a chunk
+    /// extension's quoted-string, a malformed size): nothing more goes to hyper, whose own
+    /// decoder is more lenient and would read on, and its next read fails — the request is
+    /// not forwarded whole, and the connection ends, as in the passthrough engine.
+    Broken,
     /// A head was refused: the sentinel is handed over, then nothing more.
     Refused,
 }
@@ -108,7 +113,7 @@ impl<I> Gate<I> {
         while at < bytes.len() {
             match &mut self.state {
                 State::Open => return bytes.len(),
-                State::Refused => return at,
+                State::Refused | State::Broken => return at,
                 State::Body(cursor) => match cursor.take(&bytes[at..]) {
                     Ok(n) => {
                         at += n;
@@ -118,10 +123,9 @@ impl<I> Gate<I> {
                             return at;
                         }
                     }
-                    // hyper frames the body too, and refuses it.
                     Err(_) => {
-                        self.state = State::Open;
-                        return bytes.len();
+                        self.state = State::Broken;
+                        return at;
                     }
                 },
                 State::Head => match self.head.parse(&bytes[at..], self.max_headers) {
@@ -180,6 +184,13 @@ impl<I: AsyncRead + Unpin> AsyncRead for Gate<I> {
                 this.held.advance(n);
                 this.ready -= n;
                 return Poll::Ready(Ok(()));
+            }
+            if matches!(this.state, State::Broken) {
+                tracing::debug!("request refused: malformed chunked body");
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "malformed chunked body",
+                )));
             }
             if matches!(this.state, State::Refused) {
                 // Nothing more, ever: hyper answers the sentinel and closes (it says
