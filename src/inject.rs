@@ -26,6 +26,10 @@ pub struct InjectArgs {
     /// weir's admin port (probes, /metrics).
     #[arg(long)]
     admin_port: Option<u16>,
+    /// A Secret holding a certificate (tls.crt, tls.key, ca.crt, as cert-manager writes them),
+    /// mounted at /etc/weir/tls for mutual TLS on both legs (docs/mtls.md).
+    #[arg(long)]
+    tls_secret: Option<String>,
 }
 
 pub fn run(args: &InjectArgs) -> anyhow::Result<ExitCode> {
@@ -41,6 +45,7 @@ pub fn run(args: &InjectArgs) -> anyhow::Result<ExitCode> {
     let mut opts = InjectOptions {
         image: args.image.clone(),
         config_map: args.config_map.clone(),
+        tls_secret: args.tls_secret.clone(),
         ..InjectOptions::default()
     };
     if let Some(p) = args.proxy_port {

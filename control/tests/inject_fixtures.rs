@@ -485,3 +485,27 @@ fn inject_keeps_separators_and_leading_comments() {
     let input = "# header\n---\n# only a comment\n--- # marker comment\napiVersion: v1\nkind: Service\nmetadata: {name: s}\n...\n";
     assert_eq!(inject(input, &InjectOptions::default()).unwrap(), input);
 }
+
+#[test]
+fn inject_mounts_a_certificate_secret_for_mutual_tls() {
+    let opts = InjectOptions {
+        tls_secret: Some("web-weir-tls".into()),
+        ..InjectOptions::default()
+    };
+    let out = inject(APPS, &opts).unwrap();
+    let web = parse(&documents(&out)[0]);
+    let t = template(&web).unwrap();
+    let volume = named(t["spec"].get("volumes"), "weir-tls");
+    assert_eq!(volume.len(), 1);
+    assert_eq!(
+        volume[0]["secret"]["secretName"].as_str(),
+        Some("web-weir-tls")
+    );
+    let c = weir_containers(t)[0];
+    let mount = named(c.get("volumeMounts"), "weir-tls");
+    assert_eq!(mount[0]["mountPath"].as_str(), Some("/etc/weir/tls"));
+    assert_eq!(mount[0]["readOnly"].as_bool(), Some(true));
+    // Without the option, no certificate volume.
+    let plain = parse(&documents(&inject(APPS, &InjectOptions::default()).unwrap())[0]);
+    assert!(named(template(&plain).unwrap()["spec"].get("volumes"), "weir-tls").is_empty());
+}

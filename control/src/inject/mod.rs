@@ -11,6 +11,9 @@
 //!   privilege escalation, no capabilities, the runtime's seccomp profile);
 //! - a `weir-config` volume from a ConfigMap (default `<workload-name>-weir`) holding
 //!   `weir.yaml`, mounted read-only at `/etc/weir`;
+//! - with `tls_secret`, a `weir-tls` volume from that Secret (cert-manager's `tls.crt`,
+//!   `tls.key`, `ca.crt`), mounted read-only at `/etc/weir/tls`, for mutual TLS on both legs
+//!   (docs/mtls.md: weir.yaml points the listener's `tls` and `upstream_defaults.tls` at it);
 //! - the scrape annotations of the admin port (`prometheus.io/scrape`, `/port`, `/path`) and
 //!   `weir.dev/injected: "true"`.
 //!
@@ -36,6 +39,10 @@ pub const CONTAINER_NAME: &str = "weir";
 pub const VOLUME_NAME: &str = "weir-config";
 /// Where the config volume is mounted; the config file is `weir.yaml` in it.
 pub const CONFIG_DIR: &str = "/etc/weir";
+/// Name of the injected certificate volume (`InjectOptions::tls_secret`).
+pub const TLS_VOLUME_NAME: &str = "weir-tls";
+/// Where the certificate volume is mounted: `tls.crt`, `tls.key`, `ca.crt` in it.
+pub const TLS_DIR: &str = "/etc/weir/tls";
 /// Set on every injected pod template.
 pub const INJECTED_ANNOTATION: &str = "weir.dev/injected";
 /// `disabled` on a workload or its pod template: leave it alone.
@@ -66,6 +73,9 @@ pub struct InjectOptions {
     pub run_as_user: i64,
     /// Numeric primary group the container runs as; the image's own (65532).
     pub run_as_group: i64,
+    /// A Secret of a certificate (`tls.crt`, `tls.key`, `ca.crt`: what cert-manager writes)
+    /// mounted at [`TLS_DIR`] for mutual TLS; None: no certificate volume.
+    pub tls_secret: Option<String>,
 }
 
 impl Default for InjectOptions {
@@ -81,6 +91,7 @@ impl Default for InjectOptions {
             memory_limit: Some("256Mi".to_string()),
             run_as_user: 65532,
             run_as_group: 65532,
+            tls_secret: None,
         }
     }
 }
@@ -478,11 +489,13 @@ impl Doc<'_, '_> {
             }
         }
         if let Some(Value::Sequence(volumes)) = pod.get("volumes") {
-            if volumes
-                .iter()
-                .any(|v| v.get("name").and_then(Value::as_str) == Some(VOLUME_NAME))
-            {
-                return Err(format!("a volume named {VOLUME_NAME:?} already exists"));
+            for name in [VOLUME_NAME, TLS_VOLUME_NAME] {
+                if volumes
+                    .iter()
+                    .any(|v| v.get("name").and_then(Value::as_str) == Some(name))
+                {
+                    return Err(format!("a volume named {name:?} already exists"));
+                }
             }
         }
 
@@ -490,15 +503,21 @@ impl Doc<'_, '_> {
             Some(Value::Sequence(c)) => c.push(self.container()),
             _ => unreachable!("checked above"),
         }
-        let volume = map([
+        let mut added = vec![map([
             ("name", s(VOLUME_NAME)),
             ("configMap", map([("name", s(config_map))])),
-        ]);
+        ])];
+        if let Some(secret) = &opts.tls_secret {
+            added.push(map([
+                ("name", s(TLS_VOLUME_NAME)),
+                ("secret", map([("secretName", s(secret))])),
+            ]));
+        }
         match pod.get_mut("volumes") {
-            Some(Value::Sequence(v)) => v.push(volume),
+            Some(Value::Sequence(v)) => v.extend(added),
             Some(_) => return Err("spec.template.spec.volumes is not a list".into()),
             None => {
-                pod.insert(s("volumes"), Value::Sequence(vec![volume]));
+                pod.insert(s("volumes"), Value::Sequence(added));
             }
         }
 
@@ -595,14 +614,19 @@ impl Doc<'_, '_> {
                 ("seccompProfile", map([("type", s("RuntimeDefault"))])),
             ]),
         );
-        c.insert(
-            s("volumeMounts"),
-            Value::Sequence(vec![map([
-                ("name", s(VOLUME_NAME)),
-                ("mountPath", s(CONFIG_DIR)),
+        let mut mounts = vec![map([
+            ("name", s(VOLUME_NAME)),
+            ("mountPath", s(CONFIG_DIR)),
+            ("readOnly", Value::Bool(true)),
+        ])];
+        if o.tls_secret.is_some() {
+            mounts.push(map([
+                ("name", s(TLS_VOLUME_NAME)),
+                ("mountPath", s(TLS_DIR)),
                 ("readOnly", Value::Bool(true)),
-            ])]),
-        );
+            ]));
+        }
+        c.insert(s("volumeMounts"), Value::Sequence(mounts));
         Value::Mapping(c)
     }
 }
