@@ -92,6 +92,7 @@ async fn setup(mode: &str) -> Setup {
          \x20 address: \"127.0.0.1:0\"\n\
          \x20 tls: {{cert: cert.pem, key: key.pem, client_auth: {{ca: ca.pem, mode: {mode}, crl: [crl.pem]}}}}\n\
          admin: {{address: \"127.0.0.1:0\"}}\n\
+         access_log: {{path: access.log}}\n\
          routes:\n\
          - name: shop\n\
          \x20 match: {{path_prefix: /shop}}\n\
@@ -156,6 +157,30 @@ async fn identities_are_admitted_by_route_and_named_upstream() {
         serde_json::json!(["spiffe://forged"]),
         "a route without the rule leaves the header alone"
     );
+
+    // The access log names the caller.
+    let log = s.weir.dir.join("access.log");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut text = String::new();
+    while std::time::Instant::now() < deadline && text.lines().count() < 3 {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        text = std::fs::read_to_string(&log).unwrap_or_default();
+    }
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    // Lines from different workers' buffers come in no set order: found by what they say.
+    let by = |identity: &str, status: u64| {
+        lines
+            .iter()
+            .filter(|l| l["client_identity"] == identity && l["status"] == status)
+            .count()
+    };
+    assert_eq!(by(SHOP_CART, 200), 1, "{text}");
+    assert_eq!(by(WEB_FRONTEND, 403), 1, "{text}");
+    assert_eq!(by(WEB_FRONTEND, 200), 1, "{text}");
 
     let metrics = s.weir.metrics().await;
     assert_eq!(

@@ -25,6 +25,8 @@ pub enum Format {
 pub struct RequestSide<'a> {
     pub listener: &'a str,
     pub client: SocketAddr,
+    /// The identity the client's certificate gave (mutual TLS).
+    pub identity: Option<&'a str>,
     /// `HTTP/1.1`, `HTTP/1.0` or `HTTP/2`.
     pub protocol: &'static str,
     pub method: &'a [u8],
@@ -103,6 +105,10 @@ pub fn begin(out: &mut Vec<u8>, format: Format, now: SystemTime, req: &RequestSi
     w.quote();
     address(w.out, req.client);
     w.quote();
+    if let Some(identity) = req.identity {
+        // From a verified certificate, but its SAN is the issuer's text: escaped.
+        w.str(key!("client_identity"), identity.as_bytes());
+    }
     w.name(key!("protocol"), req.protocol);
     w.str(key!("method"), req.method);
     if let Some(authority) = req.authority {
@@ -439,6 +445,7 @@ mod tests {
         RequestSide {
             listener: "main",
             client: "10.0.0.9:41000".parse().unwrap(),
+            identity: Some("spiffe://prod/ns/web/sa/frontend"),
             protocol: "HTTP/1.1",
             method: b"GET",
             authority: Some(b"shop.example"),
@@ -489,6 +496,7 @@ mod tests {
         assert_eq!(v["time"], "2026-12-07T14:20:01.123Z");
         assert_eq!(v["listener"], "main");
         assert_eq!(v["client"], "10.0.0.9:41000");
+        assert_eq!(v["client_identity"], "spiffe://prod/ns/web/sa/frontend");
         assert_eq!(v["protocol"], "HTTP/1.1");
         assert_eq!(v["method"], "GET");
         assert_eq!(v["authority"], "shop.example");

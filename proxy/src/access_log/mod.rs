@@ -255,6 +255,7 @@ mod tests {
         RequestSide {
             listener: "main",
             client: "127.0.0.1:1".parse().unwrap(),
+            identity: None,
             protocol: "HTTP/1.1",
             method: b"GET",
             authority: None,

@@ -40,6 +40,7 @@ pub(crate) fn begin<F: Fields + ?Sized>(
     let mut side = RequestSide {
         listener: &client.listener,
         client: client.peer,
+        identity: client.identity.as_deref(),
         protocol,
         method,
         authority,
