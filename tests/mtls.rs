@@ -390,3 +390,65 @@ async fn without_its_certificate_weir_cannot_reach_an_upstream_that_demands_one(
     assert!(r.status == 502, "{} {}", r.status, r.text());
     assert_eq!(upstream.hits(), 0);
 }
+
+/// Rotation: weir's certificate files are replaced and the config reloaded; the next requests
+/// go out with the new certificate (a new pool, keyed by the files' contents), with no restart.
+/// The upstream trusts only the new certificate's CA, so the 502 before and the 200 after say
+/// which one weir presented.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reload_after_the_certificate_files_changed_presents_the_new_certificate() {
+    let trusted = IssuingCa::new("mesh CA");
+    let retired = IssuingCa::new("last year's CA");
+    let upstream = backend::start(
+        "api",
+        Behaviour {
+            tls: Some(trusted.server_config_requiring_clients(&trusted.server())),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let dir = common::temp_dir("mtls-rotate");
+    let write_cert = |issued: &Issued| {
+        std::fs::write(dir.join("weir.pem"), &issued.cert_pem).unwrap();
+        std::fs::write(dir.join("weir-key.pem"), &issued.key_pem).unwrap();
+    };
+    std::fs::write(dir.join("ca.pem"), &trusted.pem).unwrap();
+    write_cert(&retired.client("spiffe://prod/ns/edge/sa/weir", 1, (2024, 2040)));
+    let config = |generation: u32| {
+        format!(
+            "# generation {generation}\n\
+             listeners: [{{address: \"127.0.0.1:0\"}}]\n\
+             admin: {{address: \"127.0.0.1:0\"}}\n\
+             upstream_defaults: {{tls: {{cert: weir.pem, key: weir-key.pem}}}}\n\
+             routes:\n\
+             - name: api\n\
+             \x20 stable: {{addresses: [\"{}\"], tls: {{ca: ca.pem, server_name: localhost}}}}\n",
+            upstream.addr
+        )
+    };
+    let path = dir.join("weir.yaml");
+    std::fs::write(&path, config(1)).unwrap();
+    let weir = Weir::start_with(dir.clone(), path, &[]).keep_dir();
+    let mut h1 = common::client::H1::connect(weir.addr).await;
+    assert_eq!(
+        h1.get("/", &[]).await.status,
+        502,
+        "the retired CA's certificate"
+    );
+
+    write_cert(&trusted.client("spiffe://prod/ns/edge/sa/weir", 2, (2024, 2040)));
+    weir.write_config(&config(2));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut status = 0;
+    while std::time::Instant::now() < deadline {
+        status = h1.get("/", &[]).await.status.as_u16();
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "after the reload:\n{}", weir.log());
+    assert!(weir.log().contains("config reloaded"), "{}", weir.log());
+    drop(weir);
+    let _ = std::fs::remove_dir_all(&dir);
+}
