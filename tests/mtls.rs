@@ -13,7 +13,7 @@ use bytes::Bytes;
 use common::backend::{self, Behaviour};
 use common::client::collect;
 use common::tls::{Issued, IssuingCa};
-use common::weir::Weir;
+use common::weir::{sample as metric, Weir};
 use http::Request;
 use http_body_util::Empty;
 use hyper::client::conn::http1;
@@ -54,18 +54,6 @@ async fn get(
     .map_err(|_| "timed out".to_string())?
     .map_err(|e| format!("request: {e}"))?;
     collect(resp).await.map_err(|e| e.to_string())
-}
-
-fn metric(text: &str, name: &str, labels: &[(&str, &str)]) -> f64 {
-    text.lines()
-        .filter(|l| l.starts_with(name))
-        .filter(|l| {
-            labels
-                .iter()
-                .all(|(k, v)| l.contains(&format!("{k}=\"{v}\"")))
-        })
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
 }
 
 struct Setup {

@@ -19,6 +19,7 @@ pub mod listen;
 pub mod pipeline;
 pub mod plane;
 pub mod problems;
+pub mod rfc3339;
 pub mod sni;
 pub mod stats;
 mod stock;

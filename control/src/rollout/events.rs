@@ -59,26 +59,9 @@ pub fn event(
     }
 }
 
-/// `2026-12-07T03:00:00.123Z` from Unix milliseconds (civil-from-days, proleptic Gregorian).
+/// `2026-12-07T03:00:00.123Z` from Unix milliseconds.
 pub fn rfc3339(ms: u64) -> String {
-    let (secs, millis) = (ms / 1000, ms % 1000);
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    weir_proxy::rfc3339::with_millis(ms)
 }
 
 #[cfg(test)]
