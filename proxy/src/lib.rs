@@ -15,6 +15,7 @@ pub mod h1;
 mod h2link;
 pub mod h2wire;
 pub mod identity;
+pub mod interim;
 pub mod listen;
 pub mod pipeline;
 pub mod plane;

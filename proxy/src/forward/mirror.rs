@@ -62,7 +62,8 @@ pub(super) fn start(
             }
         } else {
             match endpoint.checkout_raw(false, now).await {
-                Ok((conn, lease)) => h1::client::send(conn, lease, copy, now)
+                // A mirror's interim heads are nobody's.
+                Ok((conn, lease)) => h1::client::send(conn, lease, copy, now, None)
                     .await
                     .ok()
                     .map(|r| (r, None)),

@@ -28,6 +28,7 @@ pub use local::local_response;
 use logged::{Logged, Logging};
 
 use crate::h1;
+use crate::interim::Interims;
 use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
 use crate::stats::{grpc_status_is_fault, UpstreamError};
 use crate::table::{Backend, RouteTable};
@@ -97,7 +98,7 @@ fn prepare<'t>(
     proxy: &Proxy,
     table: &'t RouteTable,
     mut req: Request<Received>,
-    client: &ClientInfo,
+    client: &'t ClientInfo,
     logging: &mut Option<Box<Logging>>,
 ) -> Prepared<'t> {
     // A clone of the Host value shares its bytes: no copy on the common path.
@@ -213,6 +214,9 @@ fn prepare<'t>(
         (_, None) => RequestBody::Client(incoming),
     };
 
+    // Interim heads only to an HTTP/1.1 client (none to HTTP/1.0, RFC 9110 §15.2; an HTTP/2
+    // client's stream takes none yet).
+    let interims = (parts.version == Version::HTTP_11).then_some(&client.interims);
     let leg = HyperLeg {
         req: Some(Request::from_parts(parts, body)),
         again,
@@ -223,6 +227,7 @@ fn prepare<'t>(
         // as what it is, a 503 for want of a stream, rather than a 504.
         wait_until: route.timeout.map(|limit| Instant::now() + limit),
         edited_for: None,
+        interims,
     };
     Prepared::Forward(exchange, leg, client_upgrade)
 }
@@ -230,14 +235,14 @@ fn prepare<'t>(
 /// What the phases before the first wait came to.
 enum Prepared<'t> {
     /// To an upstream: the request's context, its leg, and the client's side of an upgrade.
-    Forward(Exchange<'t>, HyperLeg, Option<OnUpgrade>),
+    Forward(Exchange<'t>, HyperLeg<'t>, Option<OnUpgrade>),
     /// Weir's own answer (no route, no weight, a malformed host, a redirect).
     Answered(Response<ResponseBody>),
 }
 
 /// The request on its way through hyper's client: taken by a send, given back when the
 /// connection turned out closed before it left.
-struct HyperLeg {
+struct HyperLeg<'c> {
     req: Option<Request<RequestBody>>,
     /// Boxed: only a route with two sides has one, and inline it would widen every request's
     /// future (moved into a task, and copied, once per request).
@@ -249,6 +254,9 @@ struct HyperLeg {
     wait_until: Option<Instant>,
     /// The backend whose own request edits the request carries (`edit_for`).
     edited_for: Option<Arc<str>>,
+    /// Where an HTTP/1 upstream's interim (1xx) heads go: the client's connection, when it is
+    /// HTTP/1.1 (none to an HTTP/1.0 client, RFC 9110 §15.2).
+    interims: Option<&'c Interims>,
 }
 
 /// What it takes to send a bodiless request once more.
@@ -265,7 +273,7 @@ enum Taken {
     Pooled(RawConn, RawLease),
 }
 
-impl Transport for HyperLeg {
+impl Transport for HyperLeg<'_> {
     type Conn = Taken;
     type Answer = (Response<Received>, Option<Release>);
 
@@ -305,7 +313,7 @@ impl Transport for HyperLeg {
             Taken::Hyper(lease) => lease,
             Taken::Pooled(conn, raw) => {
                 let req = shape_for_upstream(req, raw.endpoint(), self.wants_trailers);
-                return match h1::client::send(conn, raw, req, started).await {
+                return match h1::client::send(conn, raw, req, started, self.interims).await {
                     Ok(resp) => Ok((resp, None)),
                     Err((why, back)) => {
                         // Bodiless and idempotent: it may go again as it is.
@@ -345,7 +353,7 @@ impl Transport for HyperLeg {
     }
 }
 
-impl HyperLeg {
+impl HyperLeg<'_> {
     /// The backend's own request edits, once per backend the request goes to. Applied at
     /// send, not when the route's are: a failed connect moves the request to another backend
     /// before anything is sent. A request re-sent to another backend after the first

@@ -14,18 +14,19 @@ use std::pin::Pin;
 use std::task::Poll;
 use std::time::Instant;
 
-use bytes::Bytes;
+use bytes::{Buf, Bytes};
 use http::header::{HeaderName, HeaderValue, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::request::Parts;
 use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body::Body;
 use tokio::io::AsyncWriteExt;
 
-use super::delivery::{final_head, Delivery};
-use super::encode::field;
+use super::delivery::{final_head, next_head, Delivery};
+use super::encode::{self, field};
 use super::head::ResponseHead;
 use crate::field::Kind;
 use crate::framing::Framing;
+use crate::interim::Interims;
 use crate::pipeline::Undelivered;
 use crate::stats::UpstreamError;
 use crate::upstream::{PooledBody, RawConn, RawLease, Received, RequestBody};
@@ -39,11 +40,13 @@ pub(crate) type NotAnswered = (Undelivered, Option<Request<RequestBody>>);
 
 /// Sends `req` (shaped for an HTTP/1 upstream already: origin-form, a Host) on `conn` and reads
 /// the final response head, within the endpoint's response timeout counted from `started`.
+/// Interim (1xx) heads go to `interims`, the client's connection, when it takes them.
 pub(crate) async fn send(
     mut conn: RawConn,
     lease: RawLease,
     req: Request<RequestBody>,
     started: Instant,
+    interims: Option<&Interims>,
 ) -> Result<Response<Received>, NotAnswered> {
     let (parts, mut body) = req.into_parts();
     let bodiless = body.is_end_stream();
@@ -55,7 +58,10 @@ pub(crate) async fn send(
     conn.deadline
         .set(started, lease.endpoint().response_timeout());
     let is_head = parts.method == Method::HEAD;
-    let delivered = deliver(&mut conn, out, &mut body, framing, is_head, &mut head).await;
+    let delivered = deliver(
+        &mut conn, out, &mut body, framing, is_head, &mut head, interims,
+    )
+    .await;
     conn.deadline.clear();
 
     let failed = match delivered {
@@ -116,8 +122,10 @@ fn encode_head(out: &mut Vec<u8>, parts: &Parts, body: &RequestBody) -> Framing 
     framing
 }
 
-/// Writes the head and the body, then reads up to the final response head (interim 1xx
-/// heads are passed over: the client's side does not take them through this path).
+/// Writes the head and the body, then reads up to the final response head. Interim heads go
+/// on to `interims` but for `100 Continue`: hyper's server sent the client its own when weir
+/// began to read the body (and a client that did not ask has no use for one); a `101` is an
+/// error here (`next_head`).
 async fn deliver(
     conn: &mut RawConn,
     mut out: Vec<u8>,
@@ -125,9 +133,21 @@ async fn deliver(
     framing: Framing,
     is_head: bool,
     head: &mut ResponseHead,
+    interims: Option<&Interims>,
 ) -> Result<(), Delivery> {
     write_body(conn, &mut out, body, framing).await?;
-    final_head(conn, head, is_head).await
+    let Some(interims) = interims else {
+        return final_head(conn, head, is_head).await;
+    };
+    while !next_head(conn, head, is_head).await? {
+        if head.status != 100 {
+            let mut interim = Vec::with_capacity(head.len);
+            encode::response_head(&mut interim, &conn.buf, head, false);
+            interims.queue(&interim);
+        }
+        conn.buf.advance(head.len);
+    }
+    Ok(())
 }
 
 /// The head (in `out`) and the body, framed as `framing` says. Frames that are ready together

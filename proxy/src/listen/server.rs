@@ -31,6 +31,7 @@ use crate::forward::local_response;
 use crate::h1::gate::{self, Gate};
 use crate::h1::{self, Finished, ToHyper};
 use crate::identity;
+use crate::interim::Interleave;
 use crate::pipeline::{ClientInfo, ConnState, Proxy};
 use crate::upstream::Received;
 
@@ -567,6 +568,8 @@ where
     J: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let head_timeout = builders.head_timeout;
+    // Upstreams' interim (1xx) heads go out between hyper's writes (`crate::interim`).
+    let io = Interleave::new(io, state.clone());
     let service = service_fn(move |req| {
         deadline.clear();
         let state = state.clone();

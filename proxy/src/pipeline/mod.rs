@@ -46,6 +46,7 @@ pub(crate) use logging::{Counts, Tally, Untallied};
 pub(crate) use transport::{forward, Transport, Undelivered};
 
 use crate::access_log::AccessLog;
+use crate::interim::{HoldsInterims, Interims};
 use crate::stats::Metrics;
 use crate::table::{Fields, Route, RouteTable, TableHandle};
 
@@ -91,7 +92,7 @@ impl Proxy {
 
 /// Who is on the other end of a client connection, and on which listener; built once per
 /// connection.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ClientInfo {
     pub ip: IpAddr,
     pub tls: bool,
@@ -103,6 +104,9 @@ pub struct ClientInfo {
     pub listener: Arc<str>,
     /// Who the client is, from the certificate it presented (mutual TLS); None without one.
     pub identity: Option<Arc<str>>,
+    /// Interim (1xx) heads from upstreams, for an HTTP/1 connection hyper's server writes to
+    /// (`crate::interim`). Inline, so a connection that never has one allocates nothing.
+    pub interims: Interims,
 }
 
 impl ClientInfo {
@@ -117,6 +121,7 @@ impl ClientInfo {
             peer,
             listener,
             identity: None,
+            interims: Interims::default(),
         }
     }
 
@@ -124,6 +129,12 @@ impl ClientInfo {
     pub fn with_identity(mut self, identity: Option<Arc<str>>) -> Self {
         self.identity = identity;
         self
+    }
+}
+
+impl HoldsInterims for ConnState {
+    fn interims(&self) -> &Interims {
+        &self.1.interims
     }
 }
 
