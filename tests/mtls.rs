@@ -440,3 +440,228 @@ async fn a_reload_after_the_certificate_files_changed_presents_the_new_certifica
     drop(weir);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A real nginx that verifies its clients (`ssl_verify_client on`, OpenSSL), reached through
+/// weir over HTTP/1.1 and over HTTP/2 (ALPN h2) with the certificate the backend names; nginx
+/// says it verified it. A backend without a certificate gets nginx's own 400.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_real_nginx_that_verifies_clients_is_reached_over_http1_and_http2() {
+    let ca = IssuingCa::new("mesh CA");
+    let dir = common::temp_dir("mtls-nginx");
+    let server = ca.server();
+    let weir_cert = ca.client("spiffe://prod/ns/edge/sa/weir", 21, (2024, 2040));
+    for (name, contents) in [
+        ("ca.pem", &ca.pem),
+        ("nginx.pem", &server.cert_pem),
+        ("nginx-key.pem", &server.key_pem),
+        ("weir.pem", &weir_cert.cert_pem),
+        ("weir-key.pem", &weir_cert.key_pem),
+    ] {
+        std::fs::write(dir.join(name), contents).unwrap();
+    }
+    let d = dir.display();
+    let nginx = common::nginx::Nginx::serving("", |addr| {
+        format!(
+            "listen {addr} ssl http2;\n\
+             ssl_certificate {d}/nginx.pem; ssl_certificate_key {d}/nginx-key.pem;\n\
+             ssl_verify_client on; ssl_client_certificate {d}/ca.pem;\n\
+             location / {{ return 200 \"$ssl_client_verify $ssl_client_serial $server_protocol\\n\"; }}"
+        )
+    });
+    let route = |name: &str, tls: &str, protocol: &str| {
+        format!(
+            "- name: {name}\n\
+             \x20 match: {{path_prefix: /{name}}}\n\
+             \x20 stable: {{addresses: [\"{}\"]{protocol}, tls: {{ca: ca.pem, server_name: localhost{tls}}}}}\n",
+            nginx.addr
+        )
+    };
+    let with_cert = ", cert: weir.pem, key: weir-key.pem";
+    let config = format!(
+        "listeners: [{{address: \"127.0.0.1:0\"}}]\n\
+         admin: {{address: \"127.0.0.1:0\"}}\n\
+         routes:\n{}{}{}",
+        route("h1", with_cert, ""),
+        route("h2", with_cert, ", protocol: http2"),
+        route("anonymous", "", ""),
+    );
+    let path = dir.join("weir.yaml");
+    std::fs::write(&path, config).unwrap();
+    let weir = Weir::start_with(dir, path, &[]);
+    let mut h1 = common::client::H1::connect(weir.addr).await;
+    for _ in 0..3 {
+        let r = h1.get("/h1/x", &[]).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.text(), "SUCCESS 15 HTTP/1.1\n", "serial 21 is 0x15");
+        let r = h1.get("/h2/x", &[]).await;
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(r.text(), "SUCCESS 15 HTTP/2.0\n");
+    }
+    let r = h1.get("/anonymous/x", &[]).await;
+    assert_eq!(r.status, 400, "nginx's refusal, passed on: {}", r.text());
+    assert!(
+        r.text().contains("No required SSL certificate was sent"),
+        "{}",
+        r.text()
+    );
+}
+
+/// Rotation under load, on the listener: weir's certificate moves to a new CA, and the client
+/// CA bundle goes from the old CA to both and then to the new one alone — each by a reload —
+/// while clients keep making requests, on new connections and on kept-alive ones. No request
+/// fails; after the first reload new connections meet the new certificate, and after the last
+/// a client whose certificate the old CA issued is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rotating_the_certificate_and_the_ca_under_load_fails_no_request() {
+    use common::tls::client_config_trusting;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::Mutex;
+
+    let old = IssuingCa::new("last year's CA");
+    let new = IssuingCa::new("this year's CA");
+    let upstream = backend::start("stable", Behaviour::default()).await;
+    let dir = common::temp_dir("mtls-rotate-listener");
+    let write = |server: &Issued, cas: &[&IssuingCa]| {
+        std::fs::write(dir.join("cert.pem"), &server.cert_pem).unwrap();
+        std::fs::write(dir.join("key.pem"), &server.key_pem).unwrap();
+        let bundle: String = cas.iter().map(|ca| ca.pem.as_str()).collect();
+        std::fs::write(dir.join("ca.pem"), bundle).unwrap();
+    };
+    let config = |generation: u32| {
+        format!(
+            "# generation {generation}\n\
+             listeners:\n\
+             - address: \"127.0.0.1:0\"\n\
+             \x20 tls: {{cert: cert.pem, key: key.pem, client_auth: {{ca: ca.pem}}}}\n\
+             admin: {{address: \"127.0.0.1:0\"}}\n\
+             routes:\n\
+             - name: api\n\
+             \x20 stable: {{addresses: [\"{}\"]}}\n",
+            upstream.addr
+        )
+    };
+    write(&old.server(), &[&old]);
+    let path = dir.join("weir.yaml");
+    std::fs::write(&path, config(1)).unwrap();
+    let weir = Weir::start_with(dir.clone(), path, &[]).keep_dir();
+    let addr = weir.addr;
+
+    // The load: clients trust both CAs (as a trust bundle does through a rotation) and present
+    // the certificate `current` holds when they connect; five requests a connection.
+    let old_client = old.client("spiffe://prod/ns/web/sa/frontend", 31, (2024, 2040));
+    let new_client = new.client("spiffe://prod/ns/web/sa/frontend", 32, (2024, 2040));
+    let current = Arc::new(Mutex::new(client_config_trusting(
+        &[&old, &new],
+        Some(&old_client),
+    )));
+    let (ok, failed, stop) = (
+        Arc::new(AtomicU64::new(0)),
+        Arc::new(Mutex::new(Vec::<String>::new())),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let mut load = Vec::new();
+    for _ in 0..4 {
+        let (current, ok, failed, stop) =
+            (current.clone(), ok.clone(), failed.clone(), stop.clone());
+        load.push(tokio::spawn(async move {
+            let until = std::time::Instant::now() + Duration::from_secs(60);
+            while !stop.load(Ordering::SeqCst) && std::time::Instant::now() < until {
+                let config = current.lock().unwrap().clone();
+                let connected = async {
+                    let tcp = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
+                    let tls = tokio_rustls::TlsConnector::from(config)
+                        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+                        .await
+                        .map_err(|e| format!("handshake: {e}"))?;
+                    let (h1, conn) = http1::handshake(TokioIo::new(tls))
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    tokio::spawn(conn);
+                    Ok::<_, String>(h1)
+                };
+                let mut h1 = match connected.await {
+                    Ok(h1) => h1,
+                    Err(e) => {
+                        failed.lock().unwrap().push(e);
+                        continue;
+                    }
+                };
+                for _ in 0..5 {
+                    let req = Request::get("/").header("host", "localhost");
+                    let sent = tokio::time::timeout(
+                        Duration::from_secs(5),
+                        h1.send_request(req.body(Empty::<Bytes>::new()).unwrap()),
+                    )
+                    .await;
+                    match sent {
+                        Ok(Ok(resp)) if resp.status() == 200 => {
+                            ok.fetch_add(1, Ordering::SeqCst);
+                        }
+                        Ok(Ok(resp)) => failed.lock().unwrap().push(format!("{}", resp.status())),
+                        Ok(Err(e)) => failed.lock().unwrap().push(format!("request: {e}")),
+                        Err(_) => failed.lock().unwrap().push("timed out".into()),
+                    }
+                }
+            }
+        }));
+    }
+    let settle = || tokio::time::sleep(Duration::from_millis(700));
+    settle().await;
+
+    // 1. A new certificate from the new CA; both CAs' clients admitted.
+    write(&new.server(), &[&old, &new]);
+    weir.write_config(&config(2));
+    let only_new = client_config_trusting(&[&new], Some(&old_client));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while get(addr, only_new.clone(), "/", &[]).await.is_err() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new certificate was not served within 10 s:\n{}",
+            weir.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    settle().await;
+
+    // 2. The clients move to certificates from the new CA.
+    *current.lock().unwrap() = client_config_trusting(&[&old, &new], Some(&new_client));
+    settle().await;
+
+    // 3. The old CA is dropped from the bundle: its clients are refused from then on.
+    write(&new.server(), &[&new]);
+    weir.write_config(&config(3));
+    let old_only = client_config_trusting(&[&new], Some(&old_client));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while get(addr, old_only.clone(), "/", &[]).await.is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the old CA's client was still admitted 10 s after the reload:\n{}",
+            weir.log()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    settle().await;
+
+    stop.store(true, Ordering::SeqCst);
+    for task in load {
+        task.await.unwrap();
+    }
+    let failed = failed.lock().unwrap().clone();
+    let ok = ok.load(Ordering::SeqCst);
+    assert!(
+        failed.is_empty(),
+        "{} of {} failed: {:?}",
+        failed.len(),
+        ok + failed.len() as u64,
+        &failed[..failed.len().min(5)]
+    );
+    assert!(ok >= 100, "the load made only {ok} requests");
+    assert_eq!(
+        weir.log().matches("config reloaded").count(),
+        2,
+        "{}",
+        weir.log()
+    );
+    drop(weir);
+    let _ = std::fs::remove_dir_all(&dir);
+}

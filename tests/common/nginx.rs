@@ -1,6 +1,7 @@
-//! A real nginx (Debian's `nginx-light`, installed by tests/run.sh) on 127.0.0.1 as an h2c
+//! A real nginx (Debian's `nginx-light`, installed by tests/run.sh) on 127.0.0.1 as an
 //! upstream, for behaviour only a real server shows as it is: its cap on streams a connection
-//! (`keepalive_requests`), ended with one GOAWAY that leaves the streams past it unprocessed.
+//! (`keepalive_requests`), ended with one GOAWAY that leaves the streams past it unprocessed;
+//! its verification of a client's certificate (`ssl_verify_client on`, OpenSSL's).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -27,6 +28,15 @@ impl Nginx {
     /// One worker answering every request `200 <name>\n` over h2c, ending each connection after
     /// `keepalive_requests` streams.
     pub fn h2c(name: &str, keepalive_requests: u32) -> Nginx {
+        Nginx::serving(
+            &format!("keepalive_requests {keepalive_requests};"),
+            |addr| format!("listen {addr} http2; location / {{ return 200 \"{name}\\n\"; }}"),
+        )
+    }
+
+    /// One worker with `http` settings `http_extra` and one `server` block, whose contents
+    /// `server` writes for the address it is given.
+    pub fn serving(http_extra: &str, server: impl FnOnce(SocketAddr) -> String) -> Nginx {
         let dir = super::temp_dir("nginx");
         let addr = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -37,10 +47,11 @@ impl Nginx {
             "worker_processes 1; daemon off; master_process off; pid {d}/nginx.pid;\n\
              error_log {d}/error.log;\n\
              events {{ worker_connections 1024; }}\n\
-             http {{ access_log off; keepalive_requests {keepalive_requests};\n\
+             http {{ access_log off; {http_extra}\n\
              client_body_temp_path {d}; proxy_temp_path {d}; fastcgi_temp_path {d};\n\
              uwsgi_temp_path {d}; scgi_temp_path {d};\n\
-             server {{ listen {addr} http2; location / {{ return 200 \"{name}\\n\"; }} }} }}\n"
+             server {{ {} }} }}\n",
+            server(addr)
         );
         let path = dir.join("nginx.conf");
         std::fs::write(&path, conf).unwrap();

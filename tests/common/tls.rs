@@ -207,27 +207,37 @@ impl IssuingCa {
 
     /// A client config trusting this CA, presenting `client` (or nothing).
     pub fn client_config(&self, client: Option<&Issued>) -> Arc<rustls::ClientConfig> {
-        let mut roots = rustls::RootCertStore::empty();
-        for cert in CertificateDer::pem_slice_iter(self.pem.as_bytes()) {
+        client_config_trusting(&[self], client)
+    }
+}
+
+/// A client config trusting these CAs, presenting `client` (or nothing).
+pub fn client_config_trusting(
+    cas: &[&IssuingCa],
+    client: Option<&Issued>,
+) -> Arc<rustls::ClientConfig> {
+    let mut roots = rustls::RootCertStore::empty();
+    for ca in cas {
+        for cert in CertificateDer::pem_slice_iter(ca.pem.as_bytes()) {
             roots.add(cert.unwrap()).unwrap();
         }
-        let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots);
-        let mut config = match client {
-            None => builder.with_no_client_auth(),
-            Some(issued) => {
-                let chain = CertificateDer::pem_slice_iter(issued.cert_pem.as_bytes())
-                    .collect::<Result<Vec<_>, _>>()
-                    .unwrap();
-                let key = PrivateKeyDer::from_pem_slice(issued.key_pem.as_bytes()).unwrap();
-                builder.with_client_auth_cert(chain, key).unwrap()
-            }
-        };
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Arc::new(config)
     }
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots);
+    let mut config = match client {
+        None => builder.with_no_client_auth(),
+        Some(issued) => {
+            let chain = CertificateDer::pem_slice_iter(issued.cert_pem.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            let key = PrivateKeyDer::from_pem_slice(issued.key_pem.as_bytes()).unwrap();
+            builder.with_client_auth_cert(chain, key).unwrap()
+        }
+    };
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Arc::new(config)
 }
