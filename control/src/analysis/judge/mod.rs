@@ -30,6 +30,7 @@
 mod comparison;
 mod feed;
 mod mixture;
+mod paired;
 mod rate;
 mod ratio;
 
@@ -37,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 pub use comparison::{Comparison, Evidence, Figures};
 pub use feed::Signal;
+pub use paired::{PairedJudge, PairedProgress, Pairs};
 
 use rate::RateTest;
 use ratio::RatioTest;
