@@ -191,7 +191,8 @@ async fn header_routes_override_the_weight() {
 async fn mirrored_requests_reach_canary_and_clients_get_stable_answers() {
     let stable = backend::start("stable", Behaviour::default()).await;
     let canary = backend::start("canary", Behaviour::default()).await;
-    let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 50}\n";
+    // POST copies repeat side effects: this route opts in to them.
+    let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 50, methods: [POST]}\n";
     let weir = Weir::start(&config(stable.addr, canary.addr, extra));
     let mut c = H1::connect(weir.addr).await;
     for i in 0..200 {
@@ -299,4 +300,139 @@ async fn least_request_avoids_the_slow_address() {
         slow.hits(),
         fast.hits()
     );
+}
+
+/// An upstream that answers `200 ok` and keeps the head of every request it gets.
+async fn recording() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                loop {
+                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+                        let mut chunk = [0u8; 4096];
+                        match tcp.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                        continue;
+                    };
+                    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+                    let length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    // A copy's body is chunked (its length is not known when it starts).
+                    let chunked = head.contains("transfer-encoding: chunked");
+                    let whole = |buf: &[u8]| {
+                        if chunked {
+                            buf[end + 4..]
+                                .windows(5)
+                                .position(|w| w == b"0\r\n\r\n")
+                                .map(|at| end + 4 + at + 5)
+                        } else {
+                            (buf.len() >= end + 4 + length).then_some(end + 4 + length)
+                        }
+                    };
+                    let taken = loop {
+                        if let Some(taken) = whole(&buf) {
+                            break taken;
+                        }
+                        let mut chunk = [0u8; 4096];
+                        match tcp.read(&mut chunk).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                        }
+                    };
+                    buf.drain(..taken);
+                    kept.lock().unwrap().push(head);
+                    let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                    if tcp.write_all(ok).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    (addr, heads)
+}
+
+/// Mirroring copies side effects, so by default only GET, HEAD and OPTIONS are copied; every
+/// copy says it is one (`x-weir-mirror: 1`, or the header the route names), and the client's
+/// own request never carries it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mirrors_copy_only_safe_methods_unless_the_route_opts_in_and_say_so() {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let (canary, copies) = recording().await;
+    let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 100}\n";
+    let weir = Weir::start(&config(stable.addr, canary, extra));
+    let mut c = H1::connect(weir.addr).await;
+    let send = |method: &str| {
+        http::Request::builder()
+            .method(method)
+            .uri("/items")
+            .header("host", "test.local")
+            .body(http_body_util::Full::new(bytes::Bytes::from_static(b"x")))
+            .unwrap()
+    };
+    for method in ["GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH"] {
+        let r = c.send(send(method)).await;
+        assert_eq!(r.status, 200, "{method}");
+        if method != "HEAD" {
+            assert_eq!(r.backend(), "stable");
+            // The primary request carries no mark.
+            assert!(
+                r.json()["headers"].get("x-weir-mirror").is_none(),
+                "{method}"
+            );
+        }
+    }
+    let copied = |want: usize| {
+        let copies = copies.clone();
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while copies.lock().unwrap().len() < want && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            copies.lock().unwrap().clone()
+        }
+    };
+    let got = copied(3).await;
+    let methods: Vec<&str> = got
+        .iter()
+        .map(|h| h.split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(methods, ["get", "head", "options"], "{got:?}");
+    assert!(
+        got.iter().all(|h| h.contains("\r\nx-weir-mirror: 1")),
+        "{got:?}"
+    );
+
+    // Opted in: POST too, under the route's own header name.
+    copies.lock().unwrap().clear();
+    let generation = weir.generation().await;
+    let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 100, methods: [POST], header: X-Shadow}\n";
+    weir.write_config(&config(stable.addr, canary, extra));
+    weir.wait_generation_above(generation).await;
+    for method in ["POST", "PUT", "GET"] {
+        assert_eq!(c.send(send(method)).await.status, 200, "{method}");
+    }
+    let got = copied(2).await;
+    let methods: Vec<&str> = got
+        .iter()
+        .map(|h| h.split(' ').next().unwrap_or(""))
+        .collect();
+    assert_eq!(methods, ["post", "get"], "{got:?}");
+    assert!(got.iter().all(|h| h.contains("\r\nx-shadow: 1")), "{got:?}");
 }

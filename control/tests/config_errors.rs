@@ -169,6 +169,16 @@ fn mirror_and_header_route_need_a_canary() {
 }
 
 #[test]
+fn a_mirrors_methods_and_header_are_checked() {
+    let errors = errors(&with_route(
+        "    canary: {addresses: [127.0.0.1:9002]}\n    mirror: {percent: 10, methods: [POST, \"NOT A METHOD\"], header: \"x bad\"}\n",
+    ));
+    find(&errors, "routes[0].mirror.methods[1]", "not an HTTP method");
+    find(&errors, "routes[0].mirror.header", "not a header name");
+    assert_eq!(errors.len(), 2, "{errors}");
+}
+
+#[test]
 fn header_route_to_stable_needs_no_canary() {
     let text = with_route(
         "    header_routes:\n      - name: pin\n        match: [{name: x-pin, exact: \"1\"}]\n        backend: stable\n",

@@ -64,6 +64,8 @@ routes:
       name: shadow
       percent: 10
       match: [{name: x-mirror, prefix: "yes"}]
+      methods: [post]
+      header: X-Shadow-Copy
   - name: web
     stable: {addresses: [127.0.0.1:9003]}
     canary: {addresses: [127.0.0.1:9103]}
@@ -190,6 +192,8 @@ fn full_example_loads_and_converts() {
             percent_bp: 1000,
             matches: vec![header("x-mirror", ValueMatch::Prefix("yes".into()))],
             rules: Vec::new(),
+            methods: vec!["POST".into()],
+            header: "x-shadow-copy".into(),
         })
     );
 

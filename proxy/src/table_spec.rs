@@ -512,7 +512,16 @@ pub struct MirrorSpec {
     /// Argo's setMirrorRoute match list: when not empty, a request is mirrored only if at least
     /// one rule matches it (and `matches` all do).
     pub rules: Vec<MirrorRule>,
+    /// Methods copied besides GET, HEAD and OPTIONS. A copy repeats the request's side effects
+    /// on the other version, so an unsafe method is mirrored only when the route opts in: by
+    /// naming it here, or by an Argo rule whose own method condition matches it.
+    pub methods: Vec<String>,
+    /// The header every copy carries (value `1`), so the version that gets it can tell.
+    pub header: String,
 }
+
+/// The header a mirrored copy carries unless the route names another.
+pub const MIRROR_HEADER: &str = "x-weir-mirror";
 
 /// One entry of Argo's mirror match list: every condition given must hold.
 #[derive(Clone, Debug, Default, PartialEq)]

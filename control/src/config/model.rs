@@ -537,4 +537,9 @@ pub struct RawMirror {
     pub percent: Percent,
     #[serde(default, rename = "match")]
     pub matches: Vec<RawHeaderMatch>,
+    /// Unsafe methods to copy too (GET, HEAD and OPTIONS always are).
+    #[serde(default)]
+    pub methods: Vec<String>,
+    /// The header that marks a copy (default `x-weir-mirror`).
+    pub header: Option<String>,
 }

@@ -2,7 +2,7 @@
 
 use weir_proxy::table::spec::{
     BackendSpec, HeaderMatchSpec, HeaderRouteSpec, MirrorRule, MirrorSpec, TableSpec, Target,
-    ValueMatch, CANARY, STABLE,
+    ValueMatch, CANARY, MIRROR_HEADER, STABLE,
 };
 
 use super::machine::Traffic;
@@ -84,6 +84,9 @@ pub fn apply(table: &mut TableSpec, route: &str, traffic: &Traffic) {
                         .collect(),
                 })
                 .collect(),
+            // A rule naming a method opts that method in; no other unsafe one is copied.
+            methods: Vec::new(),
+            header: MIRROR_HEADER.to_string(),
         });
     }
 }

@@ -26,7 +26,7 @@ pub(super) fn start(
     in_flight: &Arc<Semaphore>,
     body_is_empty: bool,
 ) -> Option<Option<mpsc::Sender<Bytes>>> {
-    let to = route.mirror_to(&parts.method, parts.uri.path(), &parts.headers)?;
+    let (to, mark) = route.mirror_to(&parts.method, parts.uri.path(), &parts.headers)?;
     let Ok(permit) = in_flight.clone().try_acquire_owned() else {
         tracing::debug!(route = %route.name, "mirror skipped: too many in flight");
         return None;
@@ -41,6 +41,9 @@ pub(super) fn start(
     *copy.method_mut() = parts.method.clone();
     *copy.uri_mut() = parts.uri.clone();
     *copy.headers_mut() = parts.headers.clone();
+    // The version that gets the copy can tell it is one (and not answer it twice over, say).
+    copy.headers_mut()
+        .insert(mark.clone(), http::HeaderValue::from_static("1"));
     let route = route.clone();
     tokio::spawn(async move {
         let _permit = permit;

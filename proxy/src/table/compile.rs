@@ -207,12 +207,34 @@ impl Compiler {
                     headers,
                 });
             }
+            let mut methods = Vec::with_capacity(m.methods.len());
+            for (j, name) in m.methods.iter().enumerate() {
+                match http::Method::from_bytes(name.as_bytes()) {
+                    Ok(method) => methods.push(method),
+                    Err(_) => errors.push(
+                        format!("{path}.mirror.methods[{j}]"),
+                        format!("{name:?} is not a method"),
+                    ),
+                }
+            }
+            let header = match http::HeaderName::from_bytes(m.header.as_bytes()) {
+                Ok(name) => name,
+                Err(_) => {
+                    errors.push(
+                        format!("{path}.mirror.header"),
+                        format!("{:?} is not a header name", m.header),
+                    );
+                    return None;
+                }
+            };
             Some(Mirror {
                 matches: matchers(&m.matches, &format!("{path}.mirror.match"), errors),
                 rules,
                 percent_bp: m.percent_bp,
                 rotation: Rotation::new(),
                 to: to?,
+                methods,
+                header,
             })
         });
         let request_edits = edits(

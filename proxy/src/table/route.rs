@@ -32,6 +32,12 @@ pub struct MirrorRule {
 }
 
 impl MirrorRule {
+    /// Whether the rule's own conditions name a method: its match is then the route's
+    /// opting in to copying that method (Argo's setMirrorRoute `method`).
+    fn names_method(&self) -> bool {
+        self.method.is_some()
+    }
+
     fn matches(&self, method: &Method, path: &str, headers: &HeaderMap) -> bool {
         self.method
             .as_ref()
@@ -51,6 +57,20 @@ pub struct Mirror {
     pub(super) rotation: Rotation,
     /// The backend that receives the copies.
     pub(super) to: usize,
+    /// Unsafe methods the route opts in to copying.
+    pub(super) methods: Vec<Method>,
+    /// Set to `1` on every copy.
+    pub(super) header: HeaderName,
+}
+
+impl Mirror {
+    /// GET, HEAD and OPTIONS are copied; any other method only when the route opted in (its
+    /// `methods`, or `explicit`: a matching rule that names the method).
+    fn copies(&self, method: &Method, explicit: bool) -> bool {
+        explicit
+            || matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+            || self.methods.contains(method)
+    }
 }
 
 pub struct Route {
@@ -150,14 +170,25 @@ impl Route {
         others.find(|&i| self.shares[i] > 0).or(first)
     }
 
-    /// The backend this request should also be copied to, if any.
-    pub fn mirror_to(&self, method: &Method, path: &str, headers: &HeaderMap) -> Option<usize> {
+    /// The backend this request should also be copied to, if any, and the header that marks
+    /// the copy.
+    pub fn mirror_to(
+        &self,
+        method: &Method,
+        path: &str,
+        headers: &HeaderMap,
+    ) -> Option<(usize, &HeaderName)> {
         match &self.mirror {
             Some(m) if m.percent_bp > 0 => (all_match(&m.matches, headers)
-                && (m.rules.is_empty()
-                    || m.rules.iter().any(|r| r.matches(method, path, headers)))
+                && if m.rules.is_empty() {
+                    m.copies(method, false)
+                } else {
+                    m.rules.iter().any(|r| {
+                        r.matches(method, path, headers) && m.copies(method, r.names_method())
+                    })
+                }
                 && m.rotation.next_bucket() < m.percent_bp)
-                .then_some(m.to),
+                .then_some((m.to, &m.header)),
             _ => None,
         }
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use weir_proxy::table::spec::{
     BackendSpec, ClientIdentitySpec, HeaderMatchSpec, HeaderRouteSpec, MatchSpec, MirrorSpec,
-    PathMatch, RouteSpec, StickySpec, Target, ValueMatch, CANARY,
+    PathMatch, RouteSpec, StickySpec, Target, ValueMatch, CANARY, MIRROR_HEADER,
 };
 
 use super::backend::{backend, UpstreamDefaults};
@@ -259,12 +259,34 @@ fn mirror(raw: &RawMirror, has_canary: bool, path: &str, check: &mut Checker) ->
     }
     let name = raw.name.clone().unwrap_or_else(|| "mirror".to_string());
     check.name(&format!("{path}.name"), &name);
+    for (i, method) in raw.methods.iter().enumerate() {
+        if method.is_empty() || http::Method::from_bytes(method.as_bytes()).is_err() {
+            check.report(
+                format!("{path}.methods[{i}]"),
+                format!("{method:?} is not an HTTP method"),
+            );
+        }
+    }
+    if let Some(header) = &raw.header {
+        if http::HeaderName::from_bytes(header.as_bytes()).is_err() {
+            check.report(
+                format!("{path}.header"),
+                format!("{header:?} is not a header name"),
+            );
+        }
+    }
     MirrorSpec {
         name,
         to: CANARY.to_string(),
         percent_bp: check.percent(&format!("{path}.percent"), raw.percent),
         matches: header_matches(&raw.matches, &format!("{path}.match"), check),
         rules: Vec::new(),
+        methods: raw.methods.iter().map(|m| m.to_ascii_uppercase()).collect(),
+        header: raw
+            .header
+            .clone()
+            .unwrap_or_else(|| MIRROR_HEADER.to_string())
+            .to_ascii_lowercase(),
     }
 }
 

@@ -13,7 +13,7 @@ use std::time::Duration;
 use weir_proxy::table::spec::{
     BackendSpec, HeaderEdits, HeaderMatchSpec, MatchSpec, MirrorSpec, Origin, PathMatch, PortMatch,
     QueryMatchSpec, RouteSpec, TableSpec, UpstreamProtocol, ValueMatch, WeightedBackend, CANARY,
-    MAX_WEIGHT_BP, STABLE,
+    MAX_WEIGHT_BP, MIRROR_HEADER, STABLE,
 };
 
 use super::attach::{self, attach, names_gateway, Attached, Refused as NotAttached};
@@ -386,6 +386,8 @@ fn translate_route(
                                 percent_bp,
                                 matches: Vec::new(),
                                 rules: Vec::new(),
+                                methods: Vec::new(),
+                                header: MIRROR_HEADER.to_string(),
                             });
                         }
                         Ok(None) => {}
