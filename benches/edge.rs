@@ -14,6 +14,13 @@
 //! resumed is printed). Before each timed run 200 requests must succeed over the expected
 //! protocol.
 //!
+//! Mutual TLS (issue 49): the same handshakes with the client presenting an ECDSA P-256
+//! certificate that every proxy verifies against one CA and a CRL of `REVOKED` serials
+//! (weir's `client_auth`, nginx's `ssl_verify_client on`, HAProxy's `verify required`), and
+//! keep-alive requests from the harness's own rustls client with and without the certificate
+//! (h2load cannot present one). Before those runs, a client without a certificate must be
+//! refused by every contender.
+//!
 //! The same for every contender: one ECDSA P-256 certificate, TLS 1.3 with
 //! TLS_AES_128_GCM_SHA256 and X25519 (the clients offer nothing else), ALPN h2 and http/1.1
 //! offered by every server. The clients do not verify the certificate (h2load never does; the
@@ -51,6 +58,10 @@ enum Front {
     H2c,
     /// TLS 1.3; ALPN picks HTTP/2 or HTTP/1.1.
     Tls,
+    /// TLS 1.3 with the client's certificate required and verified against one CA and a CRL
+    /// (issue 49): weir's `client_auth`, nginx's `ssl_verify_client on`, HAProxy's `verify
+    /// required`.
+    MutualTls,
 }
 
 /// What the proxy speaks to the upstreams.
@@ -66,6 +77,10 @@ enum Load {
     H2load { h2: bool },
     /// New connections, one request each; resumption offered or not.
     Handshakes { resume: bool },
+    /// Keep-alive HTTP/1.1 over TLS from the harness's own rustls client (h2load cannot
+    /// present a client certificate), so that with and without client auth the load is the
+    /// same client's.
+    KeepAlive,
 }
 
 #[derive(Clone, Copy)]
@@ -102,6 +117,30 @@ const SCENARIOS: &[Scenario] = &[
         front: Front::Tls,
         back: Back::Http1,
         load: Load::Handshakes { resume: true },
+        workers: 1,
+    },
+    Scenario {
+        key: "mtls-full",
+        name: "a full TLS 1.3 handshake per request with the client's certificate verified (CA and CRL), 32 clients",
+        front: Front::MutualTls,
+        back: Back::Http1,
+        load: Load::Handshakes { resume: false },
+        workers: 1,
+    },
+    Scenario {
+        key: "tls-keepalive-rustls",
+        name: "HTTPS keep-alive, the harness's rustls client, 32 connections",
+        front: Front::Tls,
+        back: Back::Http1,
+        load: Load::KeepAlive,
+        workers: 1,
+    },
+    Scenario {
+        key: "mtls-keepalive-rustls",
+        name: "HTTPS keep-alive with the client's certificate verified, the harness's rustls client, 32 connections",
+        front: Front::MutualTls,
+        back: Back::Http1,
+        load: Load::KeepAlive,
         workers: 1,
     },
     Scenario {
@@ -189,6 +228,8 @@ struct Setup {
     key: PathBuf,
     /// Certificate and key in one file, as HAProxy takes them.
     bundle: PathBuf,
+    /// Mutual TLS: the CA that issues clients' certificates, its CRL, and the client's own.
+    clients: ClientPki,
     h1: (u16, u16),
     h2: (u16, u16),
 }
@@ -218,6 +259,71 @@ fn certificate(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     std::fs::write(&paths.1, &key_pem).expect("write key.pem");
     std::fs::write(&paths.2, format!("{cert_pem}{key_pem}")).expect("write bundle.pem");
     paths
+}
+
+/// What mutual TLS needs: a CA (written as `ca.pem`), a CRL it signed revoking
+/// `REVOKED` certificates (`crl.pem`; the client's is not among them, so each handshake looks
+/// its serial up in a list of that many), and the client's certificate chain and key.
+struct ClientPki {
+    ca: PathBuf,
+    crl: PathBuf,
+    chain: Vec<rustls_pki_types::CertificateDer<'static>>,
+    key_der: Vec<u8>,
+}
+
+/// Revoked serials in the bench's CRL.
+const REVOKED: u64 = 100;
+
+fn client_pki(dir: &Path) -> ClientPki {
+    let ca_key = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).expect("P-256 key");
+    let mut ca = rcgen::CertificateParams::new(Vec::<String>::new()).expect("CA params");
+    ca.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca.key_usages = vec![
+        rcgen::KeyUsagePurpose::KeyCertSign,
+        rcgen::KeyUsagePurpose::CrlSign,
+    ];
+    ca.distinguished_name
+        .push(rcgen::DnType::CommonName, "bench clients CA");
+    let ca_cert = ca.self_signed(&ca_key).expect("CA certificate");
+    let client_key =
+        rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).expect("P-256 key");
+    let mut client = rcgen::CertificateParams::new(Vec::<String>::new()).expect("client params");
+    client.subject_alt_names.push(rcgen::SanType::URI(
+        "spiffe://bench/ns/load/sa/client"
+            .try_into()
+            .expect("a URI SAN"),
+    ));
+    client.serial_number = Some(rcgen::SerialNumber::from(7u64));
+    client.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
+    let client_cert = client
+        .signed_by(&client_key, &ca_cert, &ca_key)
+        .expect("client certificate");
+    let crl = rcgen::CertificateRevocationListParams {
+        this_update: rcgen::date_time_ymd(2025, 1, 1),
+        next_update: rcgen::date_time_ymd(2035, 1, 1),
+        crl_number: rcgen::SerialNumber::from(1u64),
+        issuing_distribution_point: None,
+        revoked_certs: (1000..1000 + REVOKED)
+            .map(|serial| rcgen::RevokedCertParams {
+                serial_number: rcgen::SerialNumber::from(serial),
+                revocation_time: rcgen::date_time_ymd(2025, 6, 1),
+                reason_code: Some(rcgen::RevocationReason::KeyCompromise),
+                invalidity_date: None,
+            })
+            .collect(),
+        key_identifier_method: rcgen::KeyIdMethod::Sha256,
+    }
+    .signed_by(&ca_cert, &ca_key)
+    .expect("CRL");
+    let pki = ClientPki {
+        ca: dir.join("ca.pem"),
+        crl: dir.join("crl.pem"),
+        chain: vec![client_cert.der().clone()],
+        key_der: client_key.serialize_der(),
+    };
+    std::fs::write(&pki.ca, ca_cert.pem()).expect("write ca.pem");
+    std::fs::write(&pki.crl, crl.pem().expect("CRL as PEM")).expect("write crl.pem");
+    pki
 }
 
 /// An nginx upstream on CPU 1 answering `<name>\n`, over HTTP/1.1 or h2c.
@@ -302,6 +408,13 @@ fn start(kind: Kind, sc: &Scenario, s: &Setup) -> (Proxy, u16) {
                     s.cert.display(),
                     s.key.display()
                 ),
+                Front::MutualTls => format!(
+                    ", tls: {{cert: \"{}\", key: \"{}\", client_auth: {{ca: \"{}\", crl: [\"{}\"]}}}}",
+                    s.cert.display(),
+                    s.key.display(),
+                    s.clients.ca.display(),
+                    s.clients.crl.display()
+                ),
                 _ => String::new(),
             };
             let protocol = match sc.back {
@@ -329,6 +442,14 @@ fn start(kind: Kind, sc: &Scenario, s: &Setup) -> (Proxy, u16) {
                     " ssl http2; ssl_certificate {}; ssl_certificate_key {}; ssl_protocols TLSv1.2 TLSv1.3",
                     s.cert.display(),
                     s.key.display()
+                ),
+                Front::MutualTls => format!(
+                    " ssl http2; ssl_certificate {}; ssl_certificate_key {}; ssl_protocols TLSv1.2 TLSv1.3; \
+                     ssl_verify_client on; ssl_client_certificate {}; ssl_crl {}",
+                    s.cert.display(),
+                    s.key.display(),
+                    s.clients.ca.display(),
+                    s.clients.crl.display()
                 ),
             };
             let pass = match sc.back {
@@ -372,6 +493,15 @@ fn start(kind: Kind, sc: &Scenario, s: &Setup) -> (Proxy, u16) {
                 Front::H2c => (" proto h2".to_string(), "http"),
                 Front::Tls => (
                     format!(" ssl crt {} alpn h2,http/1.1", s.bundle.display()),
+                    "https",
+                ),
+                Front::MutualTls => (
+                    format!(
+                        " ssl crt {} ca-file {} crl-file {} verify required alpn h2,http/1.1",
+                        s.bundle.display(),
+                        s.clients.ca.display(),
+                        s.clients.crl.display()
+                    ),
                     "https",
                 ),
             };
@@ -516,9 +646,9 @@ impl rustls::client::danger::ServerCertVerifier for AcceptAny {
     }
 }
 
-/// The handshake client's config: TLS 1.3, `CIPHER`, X25519, ALPN http/1.1; a session cache
-/// when `resume`.
-fn client_config(resume: bool) -> Arc<rustls::ClientConfig> {
+/// The harness client's config: TLS 1.3, `CIPHER`, X25519, ALPN http/1.1; a session cache
+/// when `resume`; the client's certificate when `pki` is given (mutual TLS).
+fn client_config(resume: bool, pki: Option<&ClientPki>) -> Arc<rustls::ClientConfig> {
     let base = rustls::crypto::ring::default_provider();
     let schemes = base.signature_verification_algorithms.supported_schemes();
     let provider = rustls::crypto::CryptoProvider {
@@ -526,12 +656,20 @@ fn client_config(resume: bool) -> Arc<rustls::ClientConfig> {
         kx_groups: vec![rustls::crypto::ring::kx_group::X25519],
         ..base
     };
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+    let builder = rustls::ClientConfig::builder_with_provider(Arc::new(provider))
         .with_protocol_versions(&[&rustls::version::TLS13])
         .expect("TLS 1.3 with the ring provider")
         .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AcceptAny(schemes)))
-        .with_no_client_auth();
+        .with_custom_certificate_verifier(Arc::new(AcceptAny(schemes)));
+    let mut config = match pki {
+        Some(pki) => builder
+            .with_client_auth_cert(
+                pki.chain.clone(),
+                rustls_pki_types::PrivateKeyDer::Pkcs8(pki.key_der.clone().into()),
+            )
+            .expect("the client's certificate and key"),
+        None => builder.with_no_client_auth(),
+    };
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     config.resumption = if resume {
         rustls::client::Resumption::in_memory_sessions(1024)
@@ -539,6 +677,11 @@ fn client_config(resume: bool) -> Arc<rustls::ClientConfig> {
         rustls::client::Resumption::disabled()
     };
     Arc::new(config)
+}
+
+/// The client's certificate for a scenario that needs one.
+fn pki_for<'s>(sc: &Scenario, s: &'s Setup) -> Option<&'s ClientPki> {
+    (sc.front == Front::MutualTls).then_some(&s.clients)
 }
 
 #[derive(Default)]
@@ -550,8 +693,14 @@ struct Handshakes {
 
 /// `clients` connections in a loop for `secs` (at most `cap` each): connect, handshake, one
 /// `GET /` with `Connection: close`, read to the end, check the status.
-async fn handshakes(port: u16, resume: bool, clients: u64, secs: u64, cap: u64) -> Handshakes {
-    let connector = tokio_rustls::TlsConnector::from(client_config(resume));
+async fn handshakes(
+    port: u16,
+    config: Arc<rustls::ClientConfig>,
+    clients: u64,
+    secs: u64,
+    cap: u64,
+) -> Handshakes {
+    let connector = tokio_rustls::TlsConnector::from(config);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
     let name = rustls_pki_types::ServerName::try_from(SERVER_NAME).expect("a DNS name");
     let mut tasks = Vec::new();
@@ -602,6 +751,125 @@ async fn handshakes(port: u16, resume: bool, clients: u64, secs: u64, cap: u64) 
     all
 }
 
+/// `clients` TLS connections for `secs`, each sending `GET /` after `GET /` (at most `cap`
+/// each) and reading each answer by its Content-Length; a connection that fails is counted and
+/// replaced. Returns the requests answered 200, the failures, and what the first connection
+/// negotiated.
+async fn keepalive(
+    port: u16,
+    config: Arc<rustls::ClientConfig>,
+    clients: u64,
+    secs: u64,
+    cap: u64,
+) -> (u64, u64, String) {
+    let connector = tokio_rustls::TlsConnector::from(config);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+    let name = rustls_pki_types::ServerName::try_from(SERVER_NAME).expect("a DNS name");
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (connector, name) = (connector.clone(), name.clone());
+        tasks.push(tokio::spawn(async move {
+            let (mut ok, mut failed, mut negotiated) = (0u64, 0u64, String::new());
+            'connections: while ok + failed < cap && tokio::time::Instant::now() < deadline {
+                let connected = async {
+                    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await?;
+                    let _ = tcp.set_nodelay(true);
+                    connector.connect(name.clone(), tcp).await
+                };
+                let mut tls = match tokio::time::timeout(Duration::from_secs(5), connected).await {
+                    Ok(Ok(tls)) => tls,
+                    _ => {
+                        failed += 1;
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                        continue;
+                    }
+                };
+                if negotiated.is_empty() {
+                    let c = tls.get_ref().1;
+                    let shown = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+                    negotiated = format!(
+                        "{} {} {}",
+                        shown(c.protocol_version().map(|v| format!("{v:?}"))),
+                        shown(
+                            c.negotiated_cipher_suite()
+                                .map(|s| format!("{:?}", s.suite()))
+                        ),
+                        String::from_utf8_lossy(c.alpn_protocol().unwrap_or(b"-"))
+                    );
+                }
+                let mut buf = Vec::with_capacity(4096);
+                while ok + failed < cap && tokio::time::Instant::now() < deadline {
+                    let one = async {
+                        tls.write_all(b"GET / HTTP/1.1\r\nhost: bench.test\r\n\r\n")
+                            .await?;
+                        read_answer(&mut tls, &mut buf).await
+                    };
+                    match tokio::time::timeout(Duration::from_secs(5), one).await {
+                        Ok(Ok(200)) => ok += 1,
+                        _ => {
+                            failed += 1;
+                            continue 'connections;
+                        }
+                    }
+                }
+                break;
+            }
+            (ok, failed, negotiated)
+        }));
+    }
+    let (mut ok, mut failed, mut negotiated) = (0, 0, String::new());
+    for t in tasks {
+        if let Ok((o, f, n)) = t.await {
+            ok += o;
+            failed += f;
+            if negotiated.is_empty() {
+                negotiated = n;
+            }
+        }
+    }
+    (ok, failed, negotiated)
+}
+
+/// Reads one HTTP/1.1 response framed by Content-Length from `io` (bytes beyond it stay in
+/// `buf` for the next); returns its status.
+async fn read_answer<T: tokio::io::AsyncRead + Unpin>(
+    io: &mut T,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<u16> {
+    let bad = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, what.to_string());
+    loop {
+        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+            let status = head
+                .get(9..12)
+                .and_then(|s| s.parse::<u16>().ok())
+                .ok_or_else(|| bad("no status"))?;
+            let length = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .ok_or_else(|| bad("no content-length"))?;
+            let total = end + 4 + length;
+            while buf.len() < total {
+                let mut chunk = [0u8; 4096];
+                let n = io.read(&mut chunk).await?;
+                if n == 0 {
+                    return Err(bad("closed mid-body"));
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            buf.drain(..total);
+            return Ok(status);
+        }
+        let mut chunk = [0u8; 4096];
+        let n = io.read(&mut chunk).await?;
+        if n == 0 {
+            return Err(bad("closed before an answer"));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+}
+
 #[derive(Clone, Default)]
 struct Run {
     rps: f64,
@@ -616,29 +884,47 @@ struct Run {
 fn measure(rt: &tokio::runtime::Runtime, kind: Kind, sc: &Scenario, s: &Setup, secs: u64) -> Run {
     let (proxy, port) = start(kind, sc, s);
     let label = format!("{} in {}", kind.name(), sc.key);
-    let check = Scenario {
-        load: match sc.load {
-            Load::Handshakes { .. } => Load::H2load { h2: false },
-            l => l,
-        },
-        ..*sc
-    };
-    let checked = h2load(&check, port, 0, 200).unwrap_or_else(|e| panic!("{label}: {e}"));
-    let want: &[&str] = match check.load {
-        Load::H2load { h2: true } => &["h2", "h2c"],
-        _ => &["http/1.1"],
-    };
-    let got = checked.negotiated.rsplit(' ').next().unwrap_or("");
-    assert!(
-        checked.ok == 200 && want.contains(&got),
-        "{label}: the check got {} of 200 answers over {:?}, wanted {want:?}",
-        checked.ok,
-        checked.negotiated
-    );
-    let mut run = Run {
-        negotiated: checked.negotiated,
-        ..Run::default()
-    };
+    let pki = pki_for(sc, s);
+    let mut run = Run::default();
+    if sc.front == Front::MutualTls || sc.load == Load::KeepAlive {
+        // h2load cannot present a certificate: the check is the harness's own client's, and
+        // under mutual TLS a client without a certificate must be turned away.
+        let (ok, failed, negotiated) =
+            rt.block_on(keepalive(port, client_config(false, pki), 1, 10, 200));
+        assert!(
+            ok == 200 && failed == 0 && negotiated.ends_with("http/1.1"),
+            "{label}: the check got {ok} of 200 answers ({failed} failed) over {negotiated:?}"
+        );
+        if pki.is_some() {
+            let (ok, _, _) = rt.block_on(keepalive(port, client_config(false, None), 1, 2, 3));
+            assert_eq!(
+                ok, 0,
+                "{label}: a client without a certificate was answered"
+            );
+        }
+        run.negotiated = negotiated;
+    } else {
+        let check = Scenario {
+            load: match sc.load {
+                Load::Handshakes { .. } => Load::H2load { h2: false },
+                l => l,
+            },
+            ..*sc
+        };
+        let checked = h2load(&check, port, 0, 200).unwrap_or_else(|e| panic!("{label}: {e}"));
+        let want: &[&str] = match check.load {
+            Load::H2load { h2: true } => &["h2", "h2c"],
+            _ => &["http/1.1"],
+        };
+        let got = checked.negotiated.rsplit(' ').next().unwrap_or("");
+        assert!(
+            checked.ok == 200 && want.contains(&got),
+            "{label}: the check got {} of 200 answers over {:?}, wanted {want:?}",
+            checked.ok,
+            checked.negotiated
+        );
+        run.negotiated = checked.negotiated;
+    }
     match sc.load {
         Load::H2load { .. } => {
             let _ = h2load(sc, port, 1, 0); // warm the pools
@@ -652,16 +938,29 @@ fn measure(rt: &tokio::runtime::Runtime, kind: Kind, sc: &Scenario, s: &Setup, s
         Load::Handshakes { resume } => {
             // HANDSHAKE_CLIENTS: connections at once (32).
             let clients = env_or("HANDSHAKE_CLIENTS", 32);
-            let _ = rt.block_on(handshakes(port, resume, clients, 1, 1_000_000));
+            let config = client_config(resume, pki);
+            let _ = rt.block_on(handshakes(port, config.clone(), clients, 1, 1_000_000));
             let cpu0 = proxy.cpu_seconds();
             let t0 = Instant::now();
-            let h = rt.block_on(handshakes(port, resume, clients, secs, 1_000_000));
+            let h = rt.block_on(handshakes(port, config, clients, secs, 1_000_000));
             let took = t0.elapsed().as_secs_f64();
             let cpu = proxy.cpu_seconds() - cpu0;
             run.rps = h.ok as f64 / took;
             run.failed = h.failed;
             run.cpu_us = cpu * 1e6 / (h.ok as f64).max(1.0);
             run.resumed = Some(100.0 * h.resumed as f64 / (h.ok as f64).max(1.0));
+        }
+        Load::KeepAlive => {
+            let config = client_config(false, pki);
+            let _ = rt.block_on(keepalive(port, config.clone(), 32, 1, u64::MAX));
+            let cpu0 = proxy.cpu_seconds();
+            let t0 = Instant::now();
+            let (ok, failed, _) = rt.block_on(keepalive(port, config, 32, secs, u64::MAX));
+            let took = t0.elapsed().as_secs_f64();
+            let cpu = proxy.cpu_seconds() - cpu0;
+            run.rps = ok as f64 / took;
+            run.failed = failed;
+            run.cpu_us = cpu * 1e6 / (ok as f64).max(1.0);
         }
     }
     drop(proxy);
@@ -689,7 +988,9 @@ fn main() {
     let (weir, baseline) = weir_binaries("benches/load/edge.sh");
     let dir = run_dir("edge");
     let (cert, key, bundle) = certificate(&dir);
+    let clients = client_pki(&dir);
     let s = Setup {
+        clients,
         h1: (free_port(), free_port()),
         h2: (free_port(), free_port()),
         dir: dir.clone(),
@@ -741,7 +1042,7 @@ fn main() {
         let best_cpu = med(nginx, |r| r.cpu_us).min(med(haproxy, |r| r.cpu_us));
         let unit = match sc.load {
             Load::Handshakes { .. } => "conn",
-            Load::H2load { .. } => "req",
+            Load::H2load { .. } | Load::KeepAlive => "req",
         };
         println!("\n### {}\n", sc.name);
         println!("| proxy | {unit}/s | × | spread % | CPU µs/{unit} | × | failed | resumed % | negotiated |");

@@ -6,8 +6,11 @@
 # benches/edge.rs pinned to CPU 1 (proxies are pinned to CPU 0, or 0-1 with two workers).
 #   ROUNDS=2 DURATION=10 benches/load/edge.sh
 #   SCENARIOS=tls-full,tls-resumed benches/load/edge.sh   # some scenarios only: tls-keepalive,
-#       tls-full, tls-resumed, h2-tls-h1, h2c-h1, h2-tls-h2, h2c-h2, plain-1, plain-2,
-#       h2c-h2-2 (the two-worker ones: plain-2, h2c-h2-2)
+#       tls-full, tls-resumed, mtls-full, tls-keepalive-rustls, mtls-keepalive-rustls,
+#       h2-tls-h1, h2c-h1, h2-tls-h2, h2c-h2, plain-1, plain-2, h2c-h2-2 (the two-worker
+#       ones: plain-2, h2c-h2-2)
+#   SCENARIOS=tls-full,mtls-full,tls-keepalive-rustls,mtls-keepalive-rustls ROUNDS=3 \
+#       benches/load/edge.sh                              # mutual TLS's cost (issue 49)
 #   WEIR_BASELINE_BIN=/path/to/old/weir benches/load/edge.sh  # an earlier build beside weir
 #   HANDSHAKE_CLIENTS=8 SCENARIOS=tls-resumed benches/load/edge.sh  # handshakes at once (32)
 set -euo pipefail
