@@ -74,3 +74,41 @@ fn the_two_service_demo_aborts_one_and_promotes_the_other() {
     assert!(cart.starts_with("cart: Healthy after"), "{cart}");
     assert!(!out.contains(" INFO "), "{out}");
 }
+
+/// `weir demo --dark`: the regressed canary is judged on mirrored copies at weight 0 and
+/// aborted there — it answered copies, and not one user's request.
+#[test]
+fn the_dark_demo_aborts_the_regressed_canary_before_any_user_reaches_it() {
+    let (code, out, took) = demo(&["--dark"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+    let last = out
+        .lines()
+        .rfind(|l| l.starts_with("Degraded after"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        last.contains("shadow-errors") || last.contains("shadow-latency"),
+        "{last}"
+    );
+    // Never given a share of users.
+    assert!(!out.contains("canary    20.0%"), "{out}");
+    let answered = out
+        .lines()
+        .find(|l| l.starts_with("The canary answered"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(answered.contains("no user's request"), "{answered}");
+    assert!(
+        !answered.starts_with("The canary answered 0 mirrored"),
+        "{answered}"
+    );
+}
+
+/// `weir demo --dark --healthy`: the dark step passes, then the weights go on to promotion.
+#[test]
+fn the_dark_demo_passes_a_healthy_canary_on_to_its_users() {
+    let (code, out, took) = demo(&["--dark", "--healthy"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(took < Duration::from_secs(90), "took {took:?}");
+    assert!(out.contains("Healthy after"), "{out}");
+    assert!(out.contains("canary    20.0%"), "{out}");
+}

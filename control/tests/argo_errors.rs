@@ -264,7 +264,7 @@ fn argo_builtin_provider() {
 
 #[test]
 fn argo_builtin_comparisons() {
-    use weir_control::argo::model::{BuiltinMetric, Compare};
+    use weir_control::argo::model::{BuiltinMetric, Compare, PairSignal};
     let compare = |fields: &str| {
         template_with(&format!(
             "  metrics:\n  - name: m\n    provider:\n      plugin:\n        weir/live: {{route: web, {fields}}}\n"
@@ -289,8 +289,32 @@ fn argo_builtin_comparisons() {
             max_ratio: 1.5,
             margin: 0.001,
             alpha: 0.01,
-            max_duration: None
+            max_duration: None,
+            pairs: None,
         }
+    );
+    // Paired: errors with the comparisons' tolerance; latency's per pair, as a duration.
+    let c = spec(&compare("metric: shadow-errors, maxRatio: 2"));
+    assert_eq!(c.pairs, Some(PairSignal::Errors));
+    assert_eq!((c.max_ratio, c.margin, c.alpha), (2.0, 0.001, 0.01));
+    let c = spec(&compare(
+        "metric: shadow-latency, maxRatio: 1.3, margin: 8ms, maxDuration: 2m",
+    ));
+    assert_eq!(
+        c.pairs,
+        Some(PairSignal::Latency {
+            max_ratio: 1.3,
+            margin: std::time::Duration::from_millis(8)
+        })
+    );
+    assert_eq!(c.max_duration, Some(std::time::Duration::from_secs(120)));
+    let c = spec(&compare("metric: shadow-latency"));
+    assert_eq!(
+        c.pairs,
+        Some(PairSignal::Latency {
+            max_ratio: 1.2,
+            margin: std::time::Duration::from_millis(5)
+        })
     );
     let c = spec(&compare(
         "metric: compare-latency, quantile: 0.95, maxRatio: 2, margin: 0.5%, alpha: 0.005, maxDuration: 10m",
@@ -348,12 +372,23 @@ fn argo_builtin_comparisons() {
         (
             "metric: compare-speed",
             "metric",
-            "compare-errors and compare-latency",
+            "shadow-errors and shadow-latency",
+        ),
+        (
+            "metric: shadow-speed",
+            "metric",
+            "shadow-errors and shadow-latency",
+        ),
+        ("metric: shadow-latency, margin: soon", "margin", ""),
+        (
+            "metric: shadow-errors, window: 30s",
+            "window",
+            "pairs of the route's mirror",
         ),
         (
             "metric: error-rate, maxRatio: 2",
             "maxRatio",
-            "compare-errors and compare-latency only",
+            "comparisons (compare-errors",
         ),
     ] {
         one(

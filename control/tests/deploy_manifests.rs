@@ -452,7 +452,19 @@ fn deploy_rollout_wiring() {
             assert!(find("Service", s).is_some(), "{}: Service {s}", rel(file));
         }
         let smi = &canary["trafficRouting"]["smi"];
-        assert!(smi.is_mapping(), "{}: trafficRouting.smi", rel(file));
+        let mirrors = canary["steps"]
+            .as_sequence()
+            .is_some_and(|steps| steps.iter().any(|s| s.get("setMirrorRoute").is_some()));
+        if mirrors {
+            // A mirror step is for weir's standalone engine: SMI cannot mirror.
+            assert!(
+                !smi.is_mapping() && rel(file).ends_with("-standalone.yaml"),
+                "{}: a Rollout that mirrors is weir-standalone's",
+                rel(file)
+            );
+        } else {
+            assert!(smi.is_mapping(), "{}: trafficRouting.smi", rel(file));
+        }
         if let Some(root) = smi["rootService"].as_str() {
             assert!(find("Service", root).is_some(), "root Service {root}");
         }

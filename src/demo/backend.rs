@@ -38,24 +38,40 @@ impl Noise {
     }
 }
 
+/// What a backend answered: users' requests, and mirrored copies (`x-weir-mirror: 1`).
+#[derive(Debug, Default)]
+pub struct Served {
+    pub clients: AtomicU64,
+    pub copies: AtomicU64,
+}
+
 /// Binds 127.0.0.1 on a free port and answers as `name` with `behaviour`.
 pub async fn start(
     name: &'static str,
     behaviour: Behaviour,
     seed: u64,
-) -> anyhow::Result<SocketAddr> {
+) -> anyhow::Result<(SocketAddr, Arc<Served>)> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let address = listener.local_addr()?;
     let noise = Arc::new(Noise(AtomicU64::new(seed)));
+    let served = Arc::new(Served::default());
+    let counts = served.clone();
     tokio::spawn(async move {
         loop {
             let Ok((tcp, _)) = listener.accept().await else {
                 continue;
             };
             let noise = noise.clone();
+            let counts = counts.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |_req| {
+                let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let noise = noise.clone();
+                    let copy = req.headers().contains_key("x-weir-mirror");
+                    let counter = match copy {
+                        true => &counts.copies,
+                        false => &counts.clients,
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
                     async move {
                         let mut delay = behaviour.base_latency;
                         if noise.next() < behaviour.tail_rate {
@@ -79,5 +95,5 @@ pub async fn start(
             });
         }
     });
-    Ok(address)
+    Ok((address, served))
 }

@@ -4,7 +4,10 @@
 //! built-in comparison of canary against stable (the shipped weir-compare template). It prints
 //! a status line a second and ends Degraded with the reason — or, with `--healthy`, promoted.
 //! With `--two`, two services side by side in one weir: `shop`, whose canary regressed, and
-//! `cart`, whose canary is healthy — one aborted while the other is promoted. Exit code: 0 all
+//! `cart`, whose canary is healthy — one aborted while the other is promoted. With `--dark`,
+//! a dark step first: the canary judged on mirrored copies of the requests at weight 0 (the
+//! shipped weir-shadow template), so a regressed canary is aborted before it has answered a
+//! single user — and the demo counts what the canary answered to say so. Exit code: 0 all
 //! promoted, 2 one aborted, 1 anything else.
 
 mod backend;
@@ -40,6 +43,10 @@ pub struct DemoArgs {
     /// `cart` (healthy).
     #[arg(long, conflicts_with = "healthy")]
     two: bool,
+    /// A dark step first: the canary judged on mirrored copies of the requests at weight 0,
+    /// before any user's request reaches it.
+    #[arg(long, conflicts_with = "two")]
+    dark: bool,
 }
 
 /// One service of the demo: its name (route, Rollout, Host) and whether its canary is healthy.
@@ -85,16 +92,18 @@ pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::R
     let mut routes = String::new();
     let mut rollouts = String::new();
     let mut described = Vec::new();
+    let mut canaries = Vec::new();
     for (i, service) in services.iter().enumerate() {
         let name = service.name;
         let seed = 2 * i as u64;
-        let stable = backend::start("stable", STABLE, seed + 1)
+        let (stable, _) = backend::start("stable", STABLE, seed + 1)
             .await
             .with_context(|| format!("starting {name}'s stable backend"))?;
         let behaviour = if service.healthy { STABLE } else { REGRESSED };
-        let canary = backend::start("canary", behaviour, seed + 2)
+        let (canary, served) = backend::start("canary", behaviour, seed + 2)
             .await
             .with_context(|| format!("starting {name}'s canary backend"))?;
+        canaries.push(served);
         // One service: every request is its. Several: each by its Host.
         let hosts = match services.len() {
             1 => String::new(),
@@ -103,9 +112,13 @@ pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::R
         routes.push_str(&format!(
             "- name: {name}\n{hosts}  stable: {{addresses: [\"{stable}\"]}}\n  canary: {{addresses: [\"{canary}\"]}}\n"
         ));
+        let rollout = match args.dark {
+            true => manifests::DARK_ROLLOUT,
+            false => manifests::ROLLOUT,
+        };
         std::fs::write(
             dir.join(format!("{name}.yaml")),
-            manifests::ROLLOUT.replace("demo", name),
+            rollout.replace("demo", name),
         )?;
         rollouts.push_str(&format!(
             "- manifests: [{name}.yaml, analysis.yaml]\n  services: {{{name}-stable: {name}, {name}-canary: {name}}}\n"
@@ -178,7 +191,7 @@ pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::R
     let _ = std::fs::remove_dir_all(&dir);
     let statuses = outcome?;
     let mut aborted = false;
-    for status in &statuses {
+    for (status, canary) in statuses.iter().zip(&canaries) {
         let name = match statuses.len() {
             1 => String::new(),
             _ => format!("{}: ", status.rollout),
@@ -196,6 +209,15 @@ pub async fn run(args: DemoArgs, workers: &crate::workers::Workers) -> anyhow::R
                     status.message
                 );
             }
+        }
+        if args.dark {
+            let clients = canary.clients.load(std::sync::atomic::Ordering::Relaxed);
+            let copies = canary.copies.load(std::sync::atomic::Ordering::Relaxed);
+            let users = match clients {
+                0 => "no user's request: every request it answered was a mirrored copy".to_string(),
+                n => format!("{n} users' requests"),
+            };
+            println!("{name}The canary answered {copies} mirrored copies and {users}.");
         }
     }
     Ok(match aborted {
@@ -223,7 +245,13 @@ fn line(elapsed: Duration, status: &RolloutStatus, plane: &weir_proxy::DataPlane
         .steps
         .get(status.step.saturating_sub(1))
         .map_or("", |s| s.step.as_str());
-    let run = status.analysis.background.as_ref();
+    // The step's analysis while one runs (the dark step's), else the background one.
+    let run = status
+        .analysis
+        .step
+        .as_ref()
+        .map(|s| &s.run)
+        .or(status.analysis.background.as_ref());
     let mut verdict = run.map_or("-".to_string(), |r| r.phase.as_str().to_string());
     for m in run.into_iter().flat_map(|r| &r.metrics) {
         let Some(e) = &m.evidence else {

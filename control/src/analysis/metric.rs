@@ -215,6 +215,7 @@ pub(crate) mod tests {
                 margin: Compare::DEFAULT_MARGIN,
                 alpha: Compare::DEFAULT_ALPHA,
                 max_duration: None,
+                pairs: None,
             }),
             window: Duration::from_secs(30),
             min_requests: 0,

@@ -226,6 +226,7 @@ pub struct RangeQuery {
 ///       backend: canary           # canary (default) | stable
 ///       metric: success-rate      # success-rate | error-rate | latency | requests | burn-rate
 ///                                 # | compare-errors | compare-latency (canary vs stable)
+///                                 # | shadow-errors | shadow-latency (mirrored pairs)
 ///       quantile: 0.99            # for latency (default 0.99); result in seconds
 ///       slo: 99.9                 # for burn-rate, percent
 ///       window: 30s               # default 30s, at most 60s
@@ -270,6 +271,24 @@ pub struct Compare {
     pub alpha: f64,
     /// Undecided after this long: the measurement ends Inconclusive. None: no limit.
     pub max_duration: Option<Duration>,
+    /// `shadow-errors` / `shadow-latency`: judged on mirrored pairs (the same request answered
+    /// by both versions, `weir_proxy::stats::pairs`), not on each backend's own traffic.
+    pub pairs: Option<PairSignal>,
+}
+
+/// What a paired comparison counts as the canary doing worse on one pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PairSignal {
+    /// An error (5xx, gRPC server fault, no answer) where the stable had none.
+    Errors,
+    /// Slower than `max(max_ratio × stable's, stable's + margin)`; the stable is slower by
+    /// as much the other way round.
+    Latency { max_ratio: f64, margin: Duration },
+}
+
+impl PairSignal {
+    pub const DEFAULT_LATENCY_RATIO: f64 = 1.2;
+    pub const DEFAULT_LATENCY_MARGIN: Duration = Duration::from_millis(5);
 }
 
 impl Compare {

@@ -6,7 +6,7 @@ use serde_yaml_ng::{Mapping, Value};
 use weir_proxy::stats::Role;
 
 use super::duration::parse_go_duration;
-use super::model::{Builtin, BuiltinMetric, Compare, Provider, RangeQuery, Templated};
+use super::model::{Builtin, BuiltinMetric, Compare, PairSignal, Provider, RangeQuery, Templated};
 use super::node::{
     boolean, field, index, int_in, join, mapping, number, object, opt_string, req_string, seq, Ctx,
     Fields,
@@ -274,14 +274,14 @@ fn builtin(cx: &mut Ctx, v: &Value, path: &str) -> Option<Builtin> {
     let quantile = fraction(cx, m, "quantile", path, 1.0);
     let slo = fraction(cx, m, "slo", path, 100.0);
     let metric = req_string(cx, m, "metric", path).and_then(|name| {
-        if name.starts_with("compare-") {
+        if name.starts_with("compare-") || name.starts_with("shadow-") {
             compare(cx, m, &name, quantile, path).map(BuiltinMetric::Compare)
         } else {
             for key in ["maxRatio", "margin", "alpha", "maxDuration"] {
                 if field(m, key).is_some() {
                     cx.problem(
                         &join(path, key),
-                        "applies to compare-errors and compare-latency only",
+                        "applies to the comparisons (compare-errors, compare-latency, shadow-errors, shadow-latency) only",
                     );
                 }
             }
@@ -330,6 +330,9 @@ fn compare(
     quantile: Option<f64>,
     path: &str,
 ) -> Option<Compare> {
+    if let Some(shadow) = name.strip_prefix("shadow-") {
+        return shadow_compare(cx, m, name, shadow, path);
+    }
     let latency_quantile = match name {
         "compare-errors" => {
             if quantile.is_some() {
@@ -344,7 +347,7 @@ fn compare(
         other => {
             cx.problem(
                 &join(path, "metric"),
-                format!("unknown metric `{other}`; the comparisons are compare-errors and compare-latency"),
+                format!("unknown metric `{other}`; the comparisons are compare-errors, compare-latency, shadow-errors and shadow-latency"),
             );
             return None;
         }
@@ -375,45 +378,148 @@ fn compare(
         None => Some(Compare::DEFAULT_MARGIN),
         Some(v) => share(cx, v, &join(path, "margin")),
     };
-    let alpha = match field(m, "alpha") {
-        None => Some(Compare::DEFAULT_ALPHA),
-        Some(v) => {
-            let at = join(path, "alpha");
-            number(cx, v, &at).and_then(|x| {
-                if x > 0.0 && x <= 0.2 {
-                    Some(x)
-                } else {
-                    cx.problem(
-                        &at,
-                        format!("{x} is out of range; expected more than 0 and at most 0.2"),
-                    );
-                    None
-                }
-            })
-        }
-    };
-    let max_duration = match opt_string(cx, m, "maxDuration", path) {
-        None => Some(None),
-        Some(s) => match parse_go_duration(&s) {
-            Ok(d) if !d.is_zero() => Some(Some(d)),
-            Ok(_) => {
-                cx.problem(&join(path, "maxDuration"), "must be more than 0s");
-                None
-            }
-            Err(msg) => {
-                cx.problem(&join(path, "maxDuration"), msg);
-                None
-            }
-        },
-    };
+    let alpha = alpha(cx, m, path);
+    let max_duration = max_duration(cx, m, path);
     Some(Compare {
         latency_quantile,
         max_ratio: max_ratio?,
         margin: margin?,
         alpha: alpha?,
         max_duration: max_duration?,
+        pairs: None,
     })
 }
+
+/// `shadow-errors` / `shadow-latency`: the canary judged on mirrored pairs. Errors take the
+/// comparisons' tolerance (`maxRatio`, `margin` as a share); latency's `maxRatio` and
+/// `margin` (a duration) say when one answer of a pair is slower than the other.
+fn shadow_compare(
+    cx: &mut Ctx,
+    m: &Mapping,
+    name: &str,
+    signal: &str,
+    path: &str,
+) -> Option<Compare> {
+    let before = cx.count();
+    for key in ["backend", "window", "minRequests", "quantile"] {
+        if field(m, key).is_some() {
+            cx.problem(
+                &join(path, key),
+                format!("does not apply to {name}: it judges the pairs of the route's mirror from the start of the measurement"),
+            );
+        }
+    }
+    let ratio = |cx: &mut Ctx, default: f64| match field(m, "maxRatio") {
+        None => Some(default),
+        Some(v) => {
+            let at = join(path, "maxRatio");
+            number(cx, v, &at).and_then(|x| {
+                if (1.0..=1000.0).contains(&x) {
+                    Some(x)
+                } else {
+                    cx.problem(&at, format!("{x} is out of range; expected 1 to 1000"));
+                    None
+                }
+            })
+        }
+    };
+    let (pairs, max_ratio, margin) = match signal {
+        "errors" => {
+            let max_ratio = ratio(cx, Compare::DEFAULT_MAX_RATIO);
+            let margin = match field(m, "margin") {
+                None => Some(Compare::DEFAULT_MARGIN),
+                Some(v) => share(cx, v, &join(path, "margin")),
+            };
+            (PairSignal::Errors, max_ratio, margin)
+        }
+        "latency" => {
+            let max_ratio = ratio(cx, PairSignal::DEFAULT_LATENCY_RATIO);
+            let margin = match opt_string(cx, m, "margin", path) {
+                None => Some(PairSignal::DEFAULT_LATENCY_MARGIN),
+                Some(s) => match parse_go_duration(&s) {
+                    Ok(d) => Some(d),
+                    Err(msg) => {
+                        cx.problem(&join(path, "margin"), msg);
+                        None
+                    }
+                },
+            };
+            let signal = PairSignal::Latency {
+                max_ratio: max_ratio.unwrap_or(PairSignal::DEFAULT_LATENCY_RATIO),
+                margin: margin.unwrap_or(PairSignal::DEFAULT_LATENCY_MARGIN),
+            };
+            // Pairs count as slower or faster; the count may lean one way by this much
+            // before the canary is worse (a healthy canary's pairs lean neither way).
+            (
+                signal,
+                Some(Compare::DEFAULT_MAX_RATIO),
+                Some(SHADOW_LATENCY_MARGIN),
+            )
+        }
+        other => {
+            cx.problem(
+                &join(path, "metric"),
+                format!("unknown metric `shadow-{other}`; the paired comparisons are shadow-errors and shadow-latency"),
+            );
+            return None;
+        }
+    };
+    let alpha = alpha(cx, m, path);
+    let max_duration = max_duration(cx, m, path);
+    if cx.count() != before {
+        return None;
+    }
+    Some(Compare {
+        latency_quantile: None,
+        max_ratio: max_ratio?,
+        margin: margin?,
+        alpha: alpha?,
+        max_duration: max_duration?,
+        pairs: Some(pairs),
+    })
+}
+
+/// A comparison's `alpha`: more than 0, at most 0.2 (default `Compare::DEFAULT_ALPHA`).
+fn alpha(cx: &mut Ctx, m: &Mapping, path: &str) -> Option<f64> {
+    let Some(v) = field(m, "alpha") else {
+        return Some(Compare::DEFAULT_ALPHA);
+    };
+    let at = join(path, "alpha");
+    number(cx, v, &at).and_then(|x| {
+        if x > 0.0 && x <= 0.2 {
+            Some(x)
+        } else {
+            cx.problem(
+                &at,
+                format!("{x} is out of range; expected more than 0 and at most 0.2"),
+            );
+            None
+        }
+    })
+}
+
+/// A comparison's `maxDuration`: a duration above 0s, or none (no limit); the outer None is
+/// a problem reported.
+fn max_duration(cx: &mut Ctx, m: &Mapping, path: &str) -> Option<Option<Duration>> {
+    let Some(s) = opt_string(cx, m, "maxDuration", path) else {
+        return Some(None);
+    };
+    match parse_go_duration(&s) {
+        Ok(d) if !d.is_zero() => Some(Some(d)),
+        Ok(_) => {
+            cx.problem(&join(path, "maxDuration"), "must be more than 0s");
+            None
+        }
+        Err(msg) => {
+            cx.problem(&join(path, "maxDuration"), msg);
+            None
+        }
+    }
+}
+
+/// shadow-latency: slower pairs may outnumber faster ones by this share of all pairs (and by
+/// `Compare::DEFAULT_MAX_RATIO` times) before the canary counts as slower.
+const SHADOW_LATENCY_MARGIN: f64 = 0.01;
 
 /// A share of requests: `0.1%` (a string with a percent sign) or a fraction (`0.001`), 0 to 1.
 fn share(cx: &mut Ctx, v: &Value, path: &str) -> Option<f64> {

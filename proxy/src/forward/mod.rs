@@ -29,12 +29,22 @@ use logged::{Logged, Logging};
 
 use crate::h1;
 use crate::interim::Interims;
-use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
+use crate::pipeline::{
+    self, ClientInfo, ConnState, Exchange, Failure, Proxy, Transport, Undelivered,
+};
+use crate::stats::pairs::{Answer, Excluded, PairSlot};
 use crate::stats::{grpc_status_is_fault, UpstreamError};
 use crate::table::{Backend, RouteTable};
-use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError};
+use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError, TeeTx};
 
 static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
+
+/// A gRPC server-fault status in a response head (a trailers-only answer).
+fn grpc_fault_in_head(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(&GRPC_STATUS)
+        .is_some_and(|code| grpc_status_is_fault(code.as_bytes()))
+}
 
 /// Serves one request through the phases; the answer is the upstream's or weir's own. Takes
 /// its connection's state itself rather than a borrow of it, so that no wrapping future is
@@ -55,7 +65,11 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
         };
 
     // Connect, send — within the route's deadline — then record and respond.
-    let mut resp = match pipeline::forward(&mut exchange, &mut leg).await {
+    let forwarded = pipeline::forward(&mut exchange, &mut leg).await;
+    if let Some(pair) = leg.pair.take() {
+        pair_primary(&pair, &exchange, &forwarded);
+    }
+    let mut resp = match forwarded {
         Ok((resp, release)) => {
             let logged = logging.and_then(|logging| {
                 (*logging).answered(
@@ -80,6 +94,31 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
         upgrade::tunnel(client_upgrade, &mut resp);
     }
     resp
+}
+
+/// A mirrored request's own answer, beside its copy's (`stats::pairs`).
+fn pair_primary<R, B>(
+    pair: &PairSlot,
+    exchange: &Exchange<'_>,
+    forwarded: &Result<(Response<B>, R), Failure>,
+) {
+    if exchange.at == pair.copied_to {
+        // Both answers would be the same version's.
+        pair.exclude(Excluded::SameBackend);
+        return;
+    }
+    match forwarded {
+        Ok((resp, _)) => pair.primary(Answer::status(
+            resp.status().as_u16(),
+            grpc_fault_in_head(resp.headers()),
+            pair.started,
+        )),
+        Err(Failure::Upstream(err)) => pair.primary(Answer::failed(*err, pair.started)),
+        Err(Failure::RouteTimeout) => {
+            pair.primary(Answer::failed(UpstreamError::Timeout, pair.started))
+        }
+        Err(Failure::ClientGone) => pair.exclude(Excluded::Unanswered),
+    }
 }
 
 /// The length of one of weir's own answers.
@@ -208,8 +247,12 @@ fn prepare<'t>(
         })
     });
     let counted = logging.as_ref().and_then(|l| l.request_bytes.clone());
-    let body = match (mirror, counted) {
-        (Some(Some(tx)), counted) => RequestBody::Tee(incoming, Some(tx), counted),
+    let (tee, pair) = match mirror {
+        Some((tee, pair)) => (tee, Some(pair)),
+        None => (None, None),
+    };
+    let body = match (tee, counted) {
+        (Some(tx), counted) => RequestBody::Tee(incoming, Some(TeeTx::new(tx)), counted),
         (_, Some(counted)) => RequestBody::Counted(incoming, counted),
         (_, None) => RequestBody::Client(incoming),
     };
@@ -228,6 +271,7 @@ fn prepare<'t>(
         wait_until: route.timeout.map(|limit| Instant::now() + limit),
         edited_for: None,
         interims,
+        pair,
     };
     Prepared::Forward(exchange, leg, client_upgrade)
 }
@@ -257,6 +301,8 @@ struct HyperLeg<'c> {
     /// Where an HTTP/1 upstream's interim (1xx) heads go: the client's connection, when it is
     /// HTTP/1.1 (none to an HTTP/1.0 client, RFC 9110 §15.2).
     interims: Option<&'c Interims>,
+    /// A mirrored request's place beside its copy: the client's answer goes there.
+    pair: Option<Arc<PairSlot>>,
 }
 
 /// What it takes to send a bodiless request once more.

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use super::latency::{bucket_index, LatencyDistribution, LatencyThreshold, LATENCY_BUCKETS};
 use super::outcome::{Outcome, UpstreamError};
+use super::pairs::PairLog;
 
 /// Seconds kept per window, at one slot per second.
 pub const WINDOW_SECS: u64 = 60;
@@ -268,6 +269,8 @@ impl WindowSnapshot {
 pub struct LiveStats {
     // Only touched when a table is compiled or the analysis loop reads, never per request.
     windows: Mutex<HashMap<(String, String), Arc<LiveWindow>>>,
+    /// Each mirroring route's pairs (`super::pairs`), kept across table swaps as the windows are.
+    pairs: Mutex<HashMap<String, Arc<PairLog>>>,
 }
 
 impl LiveStats {
@@ -288,6 +291,18 @@ impl LiveStats {
                 .entry(key)
                 .or_insert_with(|| Arc::new(LiveWindow::new())),
         )
+    }
+
+    /// The pair log of a route, created on first use.
+    pub fn pairs(&self, route: &str) -> Arc<PairLog> {
+        let mut pairs = self.pairs.lock().unwrap_or_else(PoisonError::into_inner);
+        Arc::clone(pairs.entry(route.to_owned()).or_default())
+    }
+
+    /// The pair log of a route if a table ever created it.
+    pub fn find_pairs(&self, route: &str) -> Option<Arc<PairLog>> {
+        let pairs = self.pairs.lock().unwrap_or_else(PoisonError::into_inner);
+        pairs.get(route).cloned()
     }
 
     /// The window of a route×backend if a table ever created it.

@@ -9,6 +9,7 @@ mod latency;
 mod live;
 mod metrics;
 mod outcome;
+pub mod pairs;
 
 pub use exposition::{content_type, negotiate, to_classic, Format};
 pub use histogram::AtomicHistogram;

@@ -235,6 +235,7 @@ impl Compiler {
                 to: to?,
                 methods,
                 header,
+                pairs: self.live.pairs(&rs.name),
             })
         });
         let request_edits = edits(

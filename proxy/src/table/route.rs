@@ -13,6 +13,7 @@ use super::identity::IdentityRules;
 use super::matcher::{all_match, HeaderMatcher, Match, ValueMatcher};
 use super::split::{sticky_bucket, Rotation, Split};
 use super::url_filters::{Redirect, Rewrite};
+use crate::stats::pairs::PairLog;
 use crate::table_spec::RouteSpec;
 
 pub struct HeaderRoute {
@@ -61,6 +62,8 @@ pub struct Mirror {
     pub(super) methods: Vec<Method>,
     /// Set to `1` on every copy.
     pub(super) header: HeaderName,
+    /// Where the client's answer and the copy's are put side by side.
+    pub(super) pairs: Arc<PairLog>,
 }
 
 impl Mirror {
@@ -170,14 +173,14 @@ impl Route {
         others.find(|&i| self.shares[i] > 0).or(first)
     }
 
-    /// The backend this request should also be copied to, if any, and the header that marks
-    /// the copy.
+    /// The backend this request should also be copied to, if any: its index, the header that
+    /// marks the copy, and the log its pair goes to.
     pub fn mirror_to(
         &self,
         method: &Method,
         path: &str,
         headers: &HeaderMap,
-    ) -> Option<(usize, &HeaderName)> {
+    ) -> Option<(usize, &HeaderName, &Arc<PairLog>)> {
         match &self.mirror {
             Some(m) if m.percent_bp > 0 => (all_match(&m.matches, headers)
                 && if m.rules.is_empty() {
@@ -188,7 +191,7 @@ impl Route {
                     })
                 }
                 && m.rotation.next_bucket() < m.percent_bp)
-                .then_some((m.to, &m.header)),
+                .then_some((m.to, &m.header, &m.pairs)),
             _ => None,
         }
     }

@@ -23,19 +23,54 @@ pub enum RequestBody {
     /// The client's body, its bytes counted as they pass (the access log's `request_bytes`).
     Counted(Received, Arc<AtomicU64>),
     /// The client's body, each data frame also offered to a mirror. A mirror that cannot keep
-    /// up loses its copy (the sender is dropped); the client's request never waits for it.
-    /// Counted too when the access log wants it.
-    Tee(
-        Received,
-        Option<mpsc::Sender<Bytes>>,
-        Option<Arc<AtomicU64>>,
-    ),
-    /// A mirror's copy of the client's body.
+    /// up, or whose copy would pass `MIRROR_BODY_CAP`, loses its copy (the sender is dropped
+    /// without the end mark, so the copy fails rather than passes for whole); the client's
+    /// request never waits for it. Counted too when the access log wants it.
+    Tee(Received, Option<TeeTx>, Option<Arc<AtomicU64>>),
+    /// A body fed through a channel: it ends when the channel closes.
     Mirror(mpsc::Receiver<Bytes>),
+    /// A mirror's copy of the client's body, from a `Tee`: it ends at the tee's end mark (an
+    /// empty chunk; `true` once seen). A channel closed before the mark is a copy cut short:
+    /// an error, so the copy is never sent as if it were whole.
+    Copied(mpsc::Receiver<Bytes>, bool),
     Bytes(Option<Bytes>),
     Empty,
     /// A body an HTTP/2 upstream may refuse and weir send again (`h2pool::resend`).
     Replay(Replay),
+}
+
+/// The most of a request body a mirror copies: past it the copy is dropped (and its pair
+/// excluded) rather than held in memory for a slow canary.
+pub const MIRROR_BODY_CAP: u64 = 1 << 20;
+
+/// A `Tee`'s side of a mirror: the channel and the bytes the copy may still take.
+#[derive(Debug)]
+pub struct TeeTx {
+    tx: mpsc::Sender<Bytes>,
+    left: u64,
+}
+
+impl TeeTx {
+    pub fn new(tx: mpsc::Sender<Bytes>) -> Self {
+        TeeTx {
+            tx,
+            left: MIRROR_BODY_CAP,
+        }
+    }
+
+    /// The end mark: the copy is whole. (Were the channel full, the copy is lost.)
+    fn end(self) {
+        let _ = self.tx.try_send(Bytes::new());
+    }
+
+    /// Offers `data` to the copy; false when the copy is lost (full, gone, or over the cap).
+    fn offer(&mut self, data: &Bytes) -> bool {
+        let Some(left) = self.left.checked_sub(data.len() as u64) else {
+            return false;
+        };
+        self.left = left;
+        self.tx.try_send(data.clone()).is_ok()
+    }
 }
 
 impl Body for RequestBody {
@@ -58,24 +93,51 @@ impl Body for RequestBody {
                 polled.map_err(Into::into)
             }
             RequestBody::Tee(b, tx, count) => {
-                let polled = Pin::new(b).poll_frame(cx);
+                let polled = Pin::new(&mut *b).poll_frame(cx);
                 match &polled {
                     Poll::Ready(Some(Ok(frame))) => {
                         if let (Some(data), Some(count)) = (frame.data_ref(), count.as_ref()) {
                             count.fetch_add(data.len() as u64, Ordering::Relaxed);
                         }
-                        if let (Some(data), Some(sender)) = (frame.data_ref(), tx.as_ref()) {
-                            if sender.try_send(data.clone()).is_err() {
+                        if let (Some(data), Some(copy)) = (frame.data_ref(), tx.as_mut()) {
+                            if !data.is_empty() && !copy.offer(data) {
                                 *tx = None;
                             }
                         }
+                        // A sized body is whole at its last byte: its reader polls no more.
+                        if b.is_end_stream() {
+                            if let Some(copy) = tx.take() {
+                                copy.end();
+                            }
+                        }
                     }
-                    Poll::Ready(_) => *tx = None,
+                    Poll::Ready(None) => {
+                        if let Some(copy) = tx.take() {
+                            copy.end();
+                        }
+                    }
+                    Poll::Ready(Some(Err(_))) => *tx = None,
                     Poll::Pending => {}
                 }
                 polled.map_err(Into::into)
             }
             RequestBody::Mirror(rx) => rx.poll_recv(cx).map(|d| d.map(|d| Ok(Frame::data(d)))),
+            RequestBody::Copied(rx, ended) => {
+                if *ended {
+                    return Poll::Ready(None);
+                }
+                match rx.poll_recv(cx) {
+                    Poll::Ready(Some(end)) if end.is_empty() => {
+                        *ended = true;
+                        Poll::Ready(None)
+                    }
+                    Poll::Ready(Some(data)) => Poll::Ready(Some(Ok(Frame::data(data)))),
+                    Poll::Ready(None) => Poll::Ready(Some(Err(
+                        "the mirrored copy's body was cut short (the mirror fell behind or passed its cap)".into(),
+                    ))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
             RequestBody::Bytes(b) => Poll::Ready(b.take().map(|d| Ok(Frame::data(d)))),
             RequestBody::Empty => Poll::Ready(None),
             RequestBody::Replay(r) => r.poll_frame(cx),
@@ -88,6 +150,7 @@ impl Body for RequestBody {
                 b.is_end_stream()
             }
             RequestBody::Mirror(_) => false,
+            RequestBody::Copied(_, ended) => *ended,
             RequestBody::Bytes(b) => b.is_none(),
             RequestBody::Empty => true,
             RequestBody::Replay(r) => r.is_end_stream(),
@@ -99,7 +162,7 @@ impl Body for RequestBody {
             RequestBody::Client(b) | RequestBody::Counted(b, _) | RequestBody::Tee(b, _, _) => {
                 b.size_hint()
             }
-            RequestBody::Mirror(_) => SizeHint::default(),
+            RequestBody::Mirror(_) | RequestBody::Copied(..) => SizeHint::default(),
             RequestBody::Bytes(Some(b)) => SizeHint::with_exact(b.len() as u64),
             RequestBody::Replay(r) => r.size_hint(),
             _ => SizeHint::with_exact(0),

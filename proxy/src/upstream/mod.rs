@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-pub use body::{BoxError, RequestBody};
+pub use body::{BoxError, RequestBody, TeeTx};
 pub use connect::Sender;
 pub use endpoint::{Endpoint, Lease, RawLease, Release, SendError};
 pub use pooled_body::PooledBody;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use weir_proxy::stats::LiveWindow;
 
 use super::feed::{Feed, Signal};
+use super::shadow::PairEvidence;
 use super::{Count, Judge, Tolerance, Verdict};
 
 pub struct Comparison {
@@ -55,6 +56,10 @@ pub struct Evidence {
     pub seconds: u64,
     /// Why there is nothing to judge yet, if so.
     pub waiting: Option<String>,
+    /// A paired comparison's pairs (`shadow-*`): then `canary` and `stable` count the pairs and
+    /// each side's events among them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<PairEvidence>,
 }
 
 impl Comparison {
@@ -119,6 +124,7 @@ impl Comparison {
             alpha: tolerance.alpha,
             seconds: self.last.saturating_sub(self.started),
             waiting,
+            pairs: None,
         }
     }
 }

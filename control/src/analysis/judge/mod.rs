@@ -33,12 +33,14 @@ mod mixture;
 mod paired;
 mod rate;
 mod ratio;
+mod shadow;
 
 use serde::{Deserialize, Serialize};
 
 pub use comparison::{Comparison, Evidence, Figures};
 pub use feed::Signal;
 pub use paired::{PairedJudge, PairedProgress, Pairs};
+pub use shadow::{PairEvidence, PairRule, ShadowRun};
 
 use rate::RateTest;
 use ratio::RatioTest;

@@ -6,14 +6,14 @@
 
 use std::time::Duration;
 
-use weir_proxy::stats::{now_second, LiveStats, Role};
+use weir_proxy::stats::{now_second, LiveStats, LiveWindow, Role};
 
 use super::Reading;
 use crate::analysis::judge::{Comparison, Evidence, Signal, Tolerance, Verdict};
 use crate::argo::model::Compare;
 use crate::expr::Value;
 
-/// How often the windows are read: a total outage is judged within a few looks.
+/// How often the windows (or pairs) are read: a total outage is judged within a few looks.
 const LOOK_EVERY: Duration = Duration::from_millis(100);
 /// How often the evidence is reported while undecided.
 const REPORT_EVERY: u32 = 10;
@@ -50,6 +50,46 @@ pub async fn measure(
     };
     let comparison =
         memory.get_or_insert_with(|| Comparison::new(signal(spec), tolerance(spec), now_second()));
+    let mut live = Live {
+        comparison,
+        canary: &canary,
+        stable: &stable,
+    };
+    Ok(watch(&mut live, spec.max_duration, progress, describe).await)
+}
+
+/// A measurement judged over time: each look takes what came since the last one.
+pub(super) trait Judging: Send {
+    fn look(&mut self) -> Verdict;
+    fn evidence(&self) -> Evidence;
+}
+
+/// The canary's and the stable's live windows, read into a comparison.
+struct Live<'a> {
+    comparison: &'a mut Comparison,
+    canary: &'a LiveWindow,
+    stable: &'a LiveWindow,
+}
+
+impl Judging for Live<'_> {
+    fn look(&mut self) -> Verdict {
+        self.comparison
+            .observe(self.canary, self.stable, now_second())
+    }
+
+    fn evidence(&self) -> Evidence {
+        self.comparison.evidence()
+    }
+}
+
+/// Looks ten times a second until `judging` decides or `max_duration` passes, reporting the
+/// evidence every second meanwhile; the reading is the verdict, `describe`d.
+pub(super) async fn watch(
+    judging: &mut dyn Judging,
+    max_duration: Option<Duration>,
+    progress: &(dyn Fn(Evidence) + Send + Sync),
+    describe: fn(&Evidence) -> String,
+) -> Reading {
     let started = tokio::time::Instant::now();
     let mut look = tokio::time::interval(LOOK_EVERY);
     look.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -57,18 +97,18 @@ pub async fn measure(
     loop {
         look.tick().await;
         looks = looks.wrapping_add(1);
-        let verdict = comparison.observe(&canary, &stable, now_second());
-        let expired = spec.max_duration.is_some_and(|d| started.elapsed() >= d);
+        let verdict = judging.look();
+        let expired = max_duration.is_some_and(|d| started.elapsed() >= d);
         let done = verdict != Verdict::Inconclusive || expired;
         if done || looks.is_multiple_of(REPORT_EVERY) {
-            let evidence = comparison.evidence();
+            let evidence = judging.evidence();
             let detail = done.then(|| describe(&evidence));
             progress(evidence);
             if let Some(detail) = detail {
-                return Ok(Reading::Judged {
+                return Reading::Judged {
                     value: Value::String(verdict.as_str().to_string()),
                     detail,
-                });
+                };
             }
         }
     }

@@ -5,6 +5,7 @@ mod compare;
 pub(crate) mod http;
 mod jsonpath;
 mod prometheus;
+mod shadow;
 #[cfg(test)]
 mod test_server;
 mod web;
@@ -16,8 +17,8 @@ use std::time::Duration;
 use weir_proxy::stats::{LiveStats, Role};
 
 use super::args::resolve;
-use crate::analysis::judge::{Comparison, Evidence};
-use crate::argo::model::{BuiltinMetric, Provider, RangeQuery};
+use crate::analysis::judge::{Comparison, Evidence, ShadowRun};
+use crate::argo::model::{BuiltinMetric, Compare, Provider, RangeQuery};
 use crate::expr::Value;
 
 pub use jsonpath::JsonPath;
@@ -44,6 +45,7 @@ pub enum Reading {
 #[derive(Default)]
 pub struct Memory {
     comparison: Option<Comparison>,
+    shadow: Option<ShadowRun>,
 }
 
 /// What providers need from the running process.
@@ -189,6 +191,27 @@ pub async fn measure(
                 timeout: *timeout,
             };
             web::measure(&call, json_path.as_ref()).await
+        }
+        ResolvedProvider::Builtin {
+            route,
+            metric:
+                BuiltinMetric::Compare(
+                    spec @ Compare {
+                        pairs: Some(signal),
+                        ..
+                    },
+                ),
+            ..
+        } => {
+            shadow::measure(
+                &ctx.live,
+                route,
+                spec,
+                *signal,
+                &mut memory.shadow,
+                progress,
+            )
+            .await
         }
         ResolvedProvider::Builtin {
             route,

@@ -1,0 +1,316 @@
+//! Mirrored pairs (issue 50): for each request a route copied to another backend, the answer the
+//! client got and the copy's answer, side by side — the same request answered by both
+//! versions, which a paired analysis judges.
+//!
+//! A pair is put together by a `PairSlot` that the request and its copy share: whichever
+//! answers second writes the pair into the route's `PairLog`. A pair that cannot be kept as it
+//! was — no copy made because the mirrors were full, the copy's body cut short (the tee could
+//! not keep up, or the body passed the cap), the client's request sent to the mirror's own
+//! backend, the client gone before an answer — is counted by its reason and never guessed.
+//!
+//! The log is a ring of the last `CAPACITY` pairs with a running count, read by cursor: each
+//! reader (an analysis) takes what came since its last look, and one that fell a whole ring
+//! behind is told how many it lost. Like the live windows, a route's log outlives table swaps
+//! (`LiveStats::pairs`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use super::UpstreamError;
+
+/// Pairs a route's log keeps for its readers: at 1,000 mirrored requests a second, 16 s.
+pub const CAPACITY: usize = 16_384;
+
+/// One side's answer: its status (none when the upstream failed), its failure, and how long
+/// it took to its response head.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub status: Option<u16>,
+    pub failure: Option<UpstreamError>,
+    /// A gRPC server-fault status in the response head (a trailers-only answer).
+    pub grpc_fault: bool,
+    pub micros: u64,
+}
+
+impl Answer {
+    /// A response head, `since` the side's start.
+    pub fn status(status: u16, grpc_fault: bool, since: Instant) -> Self {
+        Answer {
+            status: Some(status),
+            failure: None,
+            grpc_fault,
+            micros: since.elapsed().as_micros() as u64,
+        }
+    }
+
+    /// No response: the upstream failed.
+    pub fn failed(failure: UpstreamError, since: Instant) -> Self {
+        Answer {
+            status: None,
+            failure: Some(failure),
+            grpc_fault: false,
+            micros: since.elapsed().as_micros() as u64,
+        }
+    }
+
+    /// An error as the comparisons count one: a 5xx, a gRPC server fault, or no answer.
+    pub fn is_error(&self) -> bool {
+        self.failure.is_some() || self.grpc_fault || self.status.is_some_and(|s| s >= 500)
+    }
+}
+
+/// The answers to one mirrored request: the primary's (what the client got) and the copy's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pair {
+    pub primary: Answer,
+    pub copy: Answer,
+}
+
+/// Why a mirrored request left no pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Excluded {
+    /// No copy was made: as many mirrors as allowed were in flight.
+    MirrorsFull,
+    /// The copy's body was cut short: the tee could not keep up, or the body passed the cap.
+    BodyCut,
+    /// The client's own request went to the backend the copy goes to.
+    SameBackend,
+    /// The client's request ended without an answer of its own (the client went away first).
+    Unanswered,
+}
+
+impl Excluded {
+    pub const ALL: [Excluded; 4] = [
+        Excluded::MirrorsFull,
+        Excluded::BodyCut,
+        Excluded::SameBackend,
+        Excluded::Unanswered,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Excluded::MirrorsFull => "mirrors_full",
+            Excluded::BodyCut => "body_cut",
+            Excluded::SameBackend => "same_backend",
+            Excluded::Unanswered => "unanswered",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// A route's mirrored pairs: the last `CAPACITY`, and the exclusions by reason.
+#[derive(Default)]
+pub struct PairLog {
+    ring: Mutex<Ring>,
+    excluded: [AtomicU64; Excluded::ALL.len()],
+}
+
+#[derive(Default)]
+struct Ring {
+    /// Pairs written ever: the next one's number.
+    next: u64,
+    pairs: Vec<Pair>,
+}
+
+impl std::fmt::Debug for PairLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PairLog")
+            .field("written", &self.position())
+            .finish_non_exhaustive()
+    }
+}
+
+impl PairLog {
+    fn ring(&self) -> std::sync::MutexGuard<'_, Ring> {
+        // Plain data: consistent whatever a holder did.
+        self.ring.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn push(&self, pair: Pair) {
+        let mut ring = self.ring();
+        let at = (ring.next % CAPACITY as u64) as usize;
+        if at == ring.pairs.len() {
+            ring.pairs.push(pair);
+        } else {
+            ring.pairs[at] = pair;
+        }
+        ring.next += 1;
+    }
+
+    pub fn exclude(&self, why: Excluded) {
+        self.excluded[why.index()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Exclusions so far, in `Excluded::ALL`'s order.
+    pub fn excluded(&self) -> [u64; Excluded::ALL.len()] {
+        self.excluded
+            .each_ref()
+            .map(|count| count.load(Ordering::Relaxed))
+    }
+
+    /// Pairs written so far: a new reader's cursor, to read only what comes after.
+    pub fn position(&self) -> u64 {
+        self.ring().next
+    }
+
+    /// Appends the pairs written since `cursor` to `out` and moves the cursor on; returns how
+    /// many were overwritten before they could be read.
+    pub fn read(&self, cursor: &mut u64, out: &mut Vec<Pair>) -> u64 {
+        let ring = self.ring();
+        let oldest = ring.next.saturating_sub(CAPACITY as u64);
+        let lost = oldest.saturating_sub(*cursor);
+        for n in (*cursor).max(oldest)..ring.next {
+            out.push(ring.pairs[(n % CAPACITY as u64) as usize]);
+        }
+        *cursor = ring.next;
+        lost
+    }
+}
+
+/// Where the two halves of one pair meet. Shared by the client's request and its copy; the
+/// half that comes second writes the pair. Dropped with a half missing, it counts the pair
+/// as unanswered.
+pub struct PairSlot {
+    log: Arc<PairLog>,
+    /// The route's backend the copy goes to (its index).
+    pub copied_to: usize,
+    /// When the client's request set out: its answer's latency is counted from here.
+    pub started: Instant,
+    state: Mutex<Halves>,
+}
+
+enum Halves {
+    Waiting {
+        primary: Option<Answer>,
+        copy: Option<Answer>,
+    },
+    /// Written or excluded: nothing more to do.
+    Done,
+}
+
+impl PairSlot {
+    pub fn new(log: Arc<PairLog>, copied_to: usize) -> Arc<Self> {
+        Arc::new(PairSlot {
+            log,
+            copied_to,
+            started: Instant::now(),
+            state: Mutex::new(Halves::Waiting {
+                primary: None,
+                copy: None,
+            }),
+        })
+    }
+
+    /// The client's answer.
+    pub fn primary(&self, answer: Answer) {
+        self.half(|primary, _| *primary = Some(answer));
+    }
+
+    /// The copy's answer.
+    pub fn copy(&self, answer: Answer) {
+        self.half(|_, copy| *copy = Some(answer));
+    }
+
+    /// This pair cannot be kept: counted by `why`, whatever either half says after.
+    pub fn exclude(&self, why: Excluded) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        if matches!(*state, Halves::Waiting { .. }) {
+            *state = Halves::Done;
+            self.log.exclude(why);
+        }
+    }
+
+    fn half(&self, set: impl FnOnce(&mut Option<Answer>, &mut Option<Answer>)) {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let Halves::Waiting { primary, copy } = &mut *state else {
+            return;
+        };
+        set(primary, copy);
+        if let (Some(primary), Some(copy)) = (*primary, *copy) {
+            *state = Halves::Done;
+            self.log.push(Pair { primary, copy });
+        }
+    }
+}
+
+impl Drop for PairSlot {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Halves::Waiting { .. } = state {
+            // A copy always ends with an answer (a failure is one) or an exclusion: the half
+            // missing is the client's request, which ended without an answer.
+            self.log.exclude(Excluded::Unanswered);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16) -> Answer {
+        Answer {
+            status: Some(status),
+            failure: None,
+            grpc_fault: false,
+            micros: 1000,
+        }
+    }
+
+    #[test]
+    fn the_second_half_writes_the_pair_in_either_order() {
+        let log = Arc::new(PairLog::default());
+        let a = PairSlot::new(log.clone(), 1);
+        a.primary(answer(200));
+        assert_eq!(log.position(), 0);
+        a.copy(answer(503));
+        let b = PairSlot::new(log.clone(), 1);
+        b.copy(answer(200));
+        b.primary(answer(500));
+        drop((a, b));
+        let (mut cursor, mut out) = (0, Vec::new());
+        assert_eq!(log.read(&mut cursor, &mut out), 0);
+        assert_eq!(out.len(), 2);
+        assert!(!out[0].primary.is_error() && out[0].copy.is_error());
+        assert!(out[1].primary.is_error() && !out[1].copy.is_error());
+        assert_eq!(log.excluded(), [0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn an_excluded_or_unfinished_pair_is_counted_not_written() {
+        let log = Arc::new(PairLog::default());
+        let slot = PairSlot::new(log.clone(), 1);
+        slot.exclude(Excluded::SameBackend);
+        slot.primary(answer(200));
+        slot.copy(answer(200));
+        drop(slot);
+        let slot = PairSlot::new(log.clone(), 1);
+        slot.copy(answer(200));
+        drop(slot); // the client's request never answered
+        assert_eq!(log.position(), 0);
+        assert_eq!(log.excluded(), [0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn a_reader_a_whole_ring_behind_is_told_what_it_lost() {
+        let log = PairLog::default();
+        let mut cursor = 0;
+        for _ in 0..CAPACITY + 10 {
+            log.push(Pair {
+                primary: answer(200),
+                copy: answer(200),
+            });
+        }
+        let mut out = Vec::new();
+        assert_eq!(log.read(&mut cursor, &mut out), 10);
+        assert_eq!(out.len(), CAPACITY);
+        assert_eq!(cursor, CAPACITY as u64 + 10);
+        out.clear();
+        assert_eq!(log.read(&mut cursor, &mut out), 0);
+        assert!(out.is_empty());
+    }
+}
