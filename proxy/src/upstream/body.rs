@@ -25,8 +25,9 @@ pub enum RequestBody {
     /// The client's body, each data frame also offered to a mirror. A mirror that cannot keep
     /// up, or whose copy would pass `MIRROR_BODY_CAP`, loses its copy (the sender is dropped
     /// without the end mark, so the copy fails rather than passes for whole); the client's
-    /// request never waits for it. Counted too when the access log wants it.
-    Tee(Received, Option<TeeTx>, Option<Arc<AtomicU64>>),
+    /// request never waits for it. Counted too when the access log wants it. (The mirror's
+    /// side is boxed: inline, it would widen every request's body, mirrored or not.)
+    Tee(Received, Option<Box<TeeTx>>, Option<Arc<AtomicU64>>),
     /// A body fed through a channel: it ends when the channel closes.
     Mirror(mpsc::Receiver<Bytes>),
     /// A mirror's copy of the client's body, from a `Tee`: it ends at the tee's end mark (an
@@ -51,11 +52,11 @@ pub struct TeeTx {
 }
 
 impl TeeTx {
-    pub fn new(tx: mpsc::Sender<Bytes>) -> Self {
-        TeeTx {
+    pub fn new(tx: mpsc::Sender<Bytes>) -> Box<Self> {
+        Box::new(TeeTx {
             tx,
             left: MIRROR_BODY_CAP,
-        }
+        })
     }
 
     /// The end mark: the copy is whole. (Were the channel full, the copy is lost.)
