@@ -363,10 +363,14 @@ async fn a_comparison_fails_a_canary_in_an_outage_and_says_why() {
     let canary_share: f64 = status
         .message
         .split("canary ")
-        .nth(1)
-        .and_then(|rest| rest.split(" % errors").next())
-        .and_then(|n| n.parse().ok())
+        .filter_map(|rest| rest.split(" % errors").next()?.parse().ok())
+        .next()
         .unwrap_or_else(|| panic!("no canary share in {:?}", status.message));
+    assert!(
+        status.message.contains("the canary is worse: canary "),
+        "{}",
+        status.message
+    );
     assert!(
         canary_share >= 99.0 && status.message.contains("vs stable 0.00 %"),
         "{}",

@@ -114,6 +114,11 @@ impl Conditions {
         let phase = evaluate(run(&self.success), run(&self.failure));
         let mut message = match &phase {
             Err(e) => e.clone(),
+            // A comparison's verdict, its conditions only restating it: said once, in words.
+            Ok(phase) if detail.is_some() => match in_words(*phase, &shown) {
+                Some(words) => words.to_string(),
+                None => self.explain(*phase, &shown),
+            },
             Ok(phase) => self.explain(*phase, &shown),
         };
         if let Some(detail) = detail {
@@ -138,6 +143,21 @@ impl Conditions {
             }
             _ => format!("measurement {shown}"),
         }
+    }
+}
+
+/// A comparison's verdict as its phase reads it, where the two agree (the shipped templates'
+/// conditions): "measurement Failed met failure condition result == \"Failed\"" says the same
+/// thing three times; the evidence that follows says why.
+fn in_words(phase: Phase, verdict: &str) -> Option<&'static str> {
+    match (phase, verdict) {
+        (Phase::Failed, "Failed") => Some("the canary is worse"),
+        (Phase::Successful, "Successful") => Some("the canary is not worse"),
+        (Phase::Successful, "Inconclusive") => {
+            Some("the canary was not shown worse in the time it had")
+        }
+        (Phase::Inconclusive, "Inconclusive") => Some("not decided"),
+        _ => None,
     }
 }
 
@@ -308,6 +328,51 @@ mod tests {
         );
         let j = none.judge(Ok(Reading::Inconclusive("3 requests".into())));
         assert_eq!((j.phase, j.value), (Inconclusive, None));
+    }
+
+    #[test]
+    fn a_comparisons_verdict_is_said_once_in_words() {
+        let verdicts = conditions(
+            Some(r#"result == "Successful""#),
+            Some(r#"result == "Failed""#),
+        );
+        let judged = |verdict: &str| {
+            Ok(Reading::Judged {
+                value: Value::String(verdict.into()),
+                detail: "canary 2.10 % errors vs stable 0.10 %".into(),
+            })
+        };
+        let j = verdicts.judge(judged("Failed"));
+        assert_eq!(
+            (j.phase, j.message.as_str()),
+            (
+                Failed,
+                "the canary is worse: canary 2.10 % errors vs stable 0.10 %"
+            )
+        );
+        let j = verdicts.judge(judged("Successful"));
+        assert_eq!(
+            j.message,
+            "the canary is not worse: canary 2.10 % errors vs stable 0.10 %"
+        );
+        // weir-shadow's gate: not shown worse in its time passes, and says so.
+        let gate = conditions(Some(r#"result != "Failed""#), Some(r#"result == "Failed""#));
+        let j = gate.judge(judged("Inconclusive"));
+        assert_eq!(j.phase, Successful);
+        assert!(
+            j.message.starts_with("the canary was not shown worse"),
+            "{}",
+            j.message
+        );
+        // Conditions of the user's own that do not restate the verdict are named as before.
+        let own = conditions(None, Some(r#"result != "Successful""#));
+        let j = own.judge(judged("Inconclusive"));
+        assert!(
+            j.message
+                .starts_with("measurement Inconclusive met failure condition"),
+            "{}",
+            j.message
+        );
     }
 
     /// Needs the real condition language (`expr`).
