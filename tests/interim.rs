@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::raw::read_request;
 use common::weir::Weir;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -40,29 +41,7 @@ async fn hinting(hold: Duration) -> Hinting {
             let (seen, in_time, requests) = (s.clone(), t.clone(), r.clone());
             tokio::spawn(async move {
                 let mut buf = Vec::new();
-                loop {
-                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        let mut chunk = [0u8; 4096];
-                        match tcp.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok())
-                        .unwrap_or(0);
-                    while buf.len() < end + 4 + length {
-                        let mut chunk = [0u8; 4096];
-                        match tcp.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    }
-                    buf.drain(..end + 4 + length);
+                while let Some((_, length)) = read_request(&mut tcp, &mut buf).await {
                     requests.fetch_add(1, Ordering::SeqCst);
                     if tcp.write_all(HINTS).await.is_err() {
                         return;

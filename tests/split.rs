@@ -307,7 +307,7 @@ async fn recording() -> (
     std::net::SocketAddr,
     std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 ) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -317,44 +317,7 @@ async fn recording() -> (
             let kept = kept.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
-                loop {
-                    let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                        let mut chunk = [0u8; 4096];
-                        match tcp.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                        continue;
-                    };
-                    let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                    let length = head
-                        .lines()
-                        .find_map(|l| l.strip_prefix("content-length:"))
-                        .and_then(|v| v.trim().parse::<usize>().ok())
-                        .unwrap_or(0);
-                    // A copy's body is chunked (its length is not known when it starts).
-                    let chunked = head.contains("transfer-encoding: chunked");
-                    let whole = |buf: &[u8]| {
-                        if chunked {
-                            buf[end + 4..]
-                                .windows(5)
-                                .position(|w| w == b"0\r\n\r\n")
-                                .map(|at| end + 4 + at + 5)
-                        } else {
-                            (buf.len() >= end + 4 + length).then_some(end + 4 + length)
-                        }
-                    };
-                    let taken = loop {
-                        if let Some(taken) = whole(&buf) {
-                            break taken;
-                        }
-                        let mut chunk = [0u8; 4096];
-                        match tcp.read(&mut chunk).await {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                        }
-                    };
-                    buf.drain(..taken);
+                while let Some((head, _)) = common::raw::read_request(&mut tcp, &mut buf).await {
                     kept.lock().unwrap().push(head);
                     let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
                     if tcp.write_all(ok).await.is_err() {

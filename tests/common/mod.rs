@@ -7,6 +7,7 @@ pub mod h2_upstream;
 pub mod listener;
 pub mod load;
 pub mod nginx;
+pub mod raw;
 pub mod tls;
 pub mod webdriver;
 pub mod weir;

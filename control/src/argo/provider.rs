@@ -360,20 +360,7 @@ fn compare(
             );
         }
     }
-    let max_ratio = match field(m, "maxRatio") {
-        None => Some(Compare::DEFAULT_MAX_RATIO),
-        Some(v) => {
-            let at = join(path, "maxRatio");
-            number(cx, v, &at).and_then(|x| {
-                if (1.0..=1000.0).contains(&x) {
-                    Some(x)
-                } else {
-                    cx.problem(&at, format!("{x} is out of range; expected 1 to 1000"));
-                    None
-                }
-            })
-        }
-    };
+    let max_ratio = max_ratio(cx, m, path, Compare::DEFAULT_MAX_RATIO);
     let margin = match field(m, "margin") {
         None => Some(Compare::DEFAULT_MARGIN),
         Some(v) => share(cx, v, &join(path, "margin")),
@@ -409,23 +396,9 @@ fn shadow_compare(
             );
         }
     }
-    let ratio = |cx: &mut Ctx, default: f64| match field(m, "maxRatio") {
-        None => Some(default),
-        Some(v) => {
-            let at = join(path, "maxRatio");
-            number(cx, v, &at).and_then(|x| {
-                if (1.0..=1000.0).contains(&x) {
-                    Some(x)
-                } else {
-                    cx.problem(&at, format!("{x} is out of range; expected 1 to 1000"));
-                    None
-                }
-            })
-        }
-    };
     let (pairs, max_ratio, margin) = match signal {
         "errors" => {
-            let max_ratio = ratio(cx, Compare::DEFAULT_MAX_RATIO);
+            let max_ratio = max_ratio(cx, m, path, Compare::DEFAULT_MAX_RATIO);
             let margin = match field(m, "margin") {
                 None => Some(Compare::DEFAULT_MARGIN),
                 Some(v) => share(cx, v, &join(path, "margin")),
@@ -433,7 +406,7 @@ fn shadow_compare(
             (PairSignal::Errors, max_ratio, margin)
         }
         "latency" => {
-            let max_ratio = ratio(cx, PairSignal::DEFAULT_LATENCY_RATIO);
+            let max_ratio = max_ratio(cx, m, path, PairSignal::DEFAULT_LATENCY_RATIO);
             let margin = match opt_string(cx, m, "margin", path) {
                 None => Some(PairSignal::DEFAULT_LATENCY_MARGIN),
                 Some(s) => match parse_go_duration(&s) {
@@ -476,6 +449,22 @@ fn shadow_compare(
         alpha: alpha?,
         max_duration: max_duration?,
         pairs: Some(pairs),
+    })
+}
+
+/// A comparison's `maxRatio`: 1 to 1000 (`default` when absent).
+fn max_ratio(cx: &mut Ctx, m: &Mapping, path: &str, default: f64) -> Option<f64> {
+    let Some(v) = field(m, "maxRatio") else {
+        return Some(default);
+    };
+    let at = join(path, "maxRatio");
+    number(cx, v, &at).and_then(|x| {
+        if (1.0..=1000.0).contains(&x) {
+            Some(x)
+        } else {
+            cx.problem(&at, format!("{x} is out of range; expected 1 to 1000"));
+            None
+        }
     })
 }
 

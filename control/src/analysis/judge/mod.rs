@@ -250,26 +250,43 @@ impl Judge {
     }
 
     pub fn progress(&self) -> Progress {
-        let fail_at = (1.0 / self.tolerance.alpha).ln();
-        let pass_at = (2.0 / self.tolerance.alpha).ln();
-        let share = |log: f64, at: f64| (log / at).clamp(0.0, 1.0);
-        let ratio = if self.crossed.0 {
+        toward(
+            self.tolerance.alpha,
+            (
+                self.worse_ratio.log_evidence(),
+                self.worse_level.log_evidence(),
+            ),
+            self.crossed,
+            (
+                self.better_ratio.log_evidence(),
+                self.better_level.log_evidence(),
+            ),
+            self.passed,
+        )
+    }
+}
+
+/// How far the evidence has come, for either judge: Failed needs both tests against "worse"
+/// (each `crossed` once past 1/alpha, which it need not stay above), so the slower one says how
+/// far; Successful needs either test against "not worse" past 2/alpha (`passed` once it did).
+fn toward(
+    alpha: f64,
+    worse: (f64, f64),
+    crossed: (bool, bool),
+    better: (f64, f64),
+    passed: bool,
+) -> Progress {
+    let fail_at = (1.0 / alpha).ln();
+    let pass_at = (2.0 / alpha).ln();
+    let share = |log: f64, at: f64| (log / at).clamp(0.0, 1.0);
+    let part = |crossed: bool, log: f64| if crossed { 1.0 } else { share(log, fail_at) };
+    Progress {
+        toward_failed: part(crossed.0, worse.0).min(part(crossed.1, worse.1)),
+        toward_successful: if passed {
             1.0
         } else {
-            share(self.worse_ratio.log_evidence(), fail_at)
-        };
-        let level = if self.crossed.1 {
-            1.0
-        } else {
-            share(self.worse_level.log_evidence(), fail_at)
-        };
-        let better = share(self.better_ratio.log_evidence(), pass_at)
-            .max(share(self.better_level.log_evidence(), pass_at));
-        Progress {
-            // Both tests must get there, so the slower one says how far Failed is.
-            toward_failed: ratio.min(level),
-            toward_successful: if self.passed { 1.0 } else { better },
-        }
+            share(better.0.max(better.1), pass_at)
+        },
     }
 }
 

@@ -212,37 +212,26 @@ impl PairedJudge {
     }
 
     pub fn progress(&self) -> PairedProgress {
-        let fail_at = (1.0 / self.tolerance.alpha).ln();
-        let pass_at = (2.0 / self.tolerance.alpha).ln();
-        let share = |log: f64, at: f64| (log / at).clamp(0.0, 1.0);
-        let ratio = if self.crossed.0 {
-            1.0
-        } else {
-            share(self.worse_ratio.log_evidence(), fail_at)
-        };
-        let level = if self.crossed.1 {
-            1.0
-        } else {
-            share(self.worse_level.log_evidence(), fail_at)
-        };
-        let worse = self
-            .worse_ratio
-            .log_evidence()
-            .min(self.worse_level.log_evidence());
-        let better = self
-            .better_ratio
-            .log_evidence()
-            .max(self.better_level.log_evidence());
+        let worse = (
+            self.worse_ratio.log_evidence(),
+            self.worse_level.log_evidence(),
+        );
+        let better = (
+            self.better_ratio.log_evidence(),
+            self.better_level.log_evidence(),
+        );
+        let shares = super::toward(
+            self.tolerance.alpha,
+            worse,
+            self.crossed,
+            better,
+            self.passed,
+        );
         PairedProgress {
-            // Both tests must get there, so the slower one says how far Failed is.
-            toward_failed: ratio.min(level),
-            toward_successful: if self.passed {
-                1.0
-            } else {
-                share(better, pass_at)
-            },
-            failed_odds: worse.exp(),
-            successful_odds: better.exp(),
+            toward_failed: shares.toward_failed,
+            toward_successful: shares.toward_successful,
+            failed_odds: worse.0.min(worse.1).exp(),
+            successful_odds: better.0.max(better.1).exp(),
         }
     }
 }
