@@ -202,6 +202,11 @@ impl<T> DeadlineIo<T> {
     }
 
     /// The stream itself, its deadline not enforced.
+    pub fn get_ref(&self) -> &T {
+        &self.io
+    }
+
+    /// The stream itself, its deadline not enforced.
     pub fn get_mut(&mut self) -> &mut T {
         &mut self.io
     }

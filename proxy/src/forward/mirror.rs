@@ -125,10 +125,11 @@ async fn send(
         }
     } else {
         let mut copy = copy;
+        let resendable = h1::client::resendable(&copy);
         // A pooled connection found closed before it took the copy is weir's, not the
         // canary's: a bodiless copy goes once more on a fresh one.
         for fresh in [false, true] {
-            let (conn, lease) = match endpoint.checkout_raw(fresh, now).await {
+            let (conn, lease) = match endpoint.checkout_raw(fresh, resendable, now).await {
                 Ok(taken) => taken,
                 Err(err) => {
                     tracing::debug!(route = %route.name, error = err.as_str(), "mirror connect failed");

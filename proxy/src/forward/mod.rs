@@ -332,7 +332,8 @@ impl Transport for HyperLeg<'_> {
         if self.upgrade {
             endpoint.checkout_for_upgrade().await.map(Taken::Hyper)
         } else if !endpoint.is_http2() {
-            let (conn, lease) = endpoint.checkout_raw(fresh, now).await?;
+            let resendable = self.req.as_ref().is_some_and(h1::client::resendable);
+            let (conn, lease) = endpoint.checkout_raw(fresh, resendable, now).await?;
             Ok(Taken::Pooled(conn, lease))
         } else {
             let wait_until = self

@@ -48,8 +48,8 @@ pub(crate) async fn send(
     started: Instant,
     interims: Option<&Interims>,
 ) -> Result<Response<Received>, NotAnswered> {
+    let resendable = resendable(&req);
     let (parts, mut body) = req.into_parts();
-    let bodiless = body.is_end_stream();
     let mut out = Vec::with_capacity(512);
     let framing = encode_head(&mut out, &parts, &body);
     let mut head = ResponseHead::default();
@@ -70,7 +70,6 @@ pub(crate) async fn send(
         }
         Err(failed) => failed,
     };
-    let resendable = bodiless && parts.method.is_idempotent();
     match failed.undelivered(conn.reused, resendable) {
         // Bodiless: it can be written again as it is.
         again @ (Undelivered::Stale | Undelivered::Unanswered(_)) => {
@@ -78,6 +77,12 @@ pub(crate) async fn send(
         }
         other => Err((other, None)),
     }
+}
+
+/// Whether `req` can be written again as it is after a connection failed under it: bodiless
+/// and idempotent (RFC 9110 §9.2.2).
+pub(crate) fn resendable<B: Body>(req: &Request<B>) -> bool {
+    req.body().is_end_stream() && req.method().is_idempotent()
 }
 
 /// The request line and fields for an HTTP/1.1 upstream, with the body's framing decided

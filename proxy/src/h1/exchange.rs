@@ -166,7 +166,7 @@ where
         fresh: bool,
         now: Instant,
     ) -> Result<Self::Conn, UpstreamError> {
-        endpoint.checkout_raw(fresh, now).await
+        endpoint.checkout_raw(fresh, self.resendable, now).await
     }
 
     async fn send(

@@ -156,13 +156,20 @@ impl Endpoint {
     }
 
     /// A byte-stream HTTP/1 connection, pooled (unless `fresh`) or new, for the passthrough
-    /// engine; pooled ones are judged idle as of `now`. Failing here means nothing was sent.
+    /// engine; pooled ones are judged idle as of `now`. A request that is not `resendable`
+    /// takes a pooled connection only once its socket says the upstream has not closed it.
+    /// Failing here means nothing was sent.
     pub async fn checkout_raw(
         self: &Arc<Self>,
         fresh: bool,
+        resendable: bool,
         now: Instant,
     ) -> Result<(RawConn, RawLease), UpstreamError> {
-        let pooled = if fresh { None } else { self.pooled_raw(now) };
+        let pooled = if fresh {
+            None
+        } else {
+            self.pooled_raw(now, resendable)
+        };
         let conn = match pooled {
             Some(conn) => conn,
             None => self.open_raw().await?,
@@ -183,9 +190,10 @@ impl Endpoint {
         self.opened(opening).await
     }
 
-    fn pooled_raw(&self, now: Instant) -> Option<RawConn> {
+    fn pooled_raw(&self, now: Instant, resendable: bool) -> Option<RawConn> {
         let (_, idle) = self.raw_idle.here();
-        let mut conn = idle.take(now, self.key.idle_timeout, RawConn::is_usable)?;
+        let usable = |conn: &mut RawConn| conn.is_usable() && (resendable || conn.is_open());
+        let mut conn = idle.take(now, self.key.idle_timeout, usable)?;
         conn.reused = true;
         Some(conn)
     }
