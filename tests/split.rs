@@ -399,3 +399,110 @@ async fn mirrors_copy_only_safe_methods_unless_the_route_opts_in_and_say_so() {
     assert_eq!(methods, ["post", "get"], "{got:?}");
     assert!(got.iter().all(|h| h.contains("\r\nx-shadow: 1")), "{got:?}");
 }
+
+/// An upstream that answers `200 ok` to bodiless requests and keeps each head as it came.
+async fn recording_as_sent() -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = heads.clone();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        let head: Vec<u8> = buf.drain(..end + 4).collect();
+                        kept.lock()
+                            .unwrap()
+                            .push(String::from_utf8_lossy(&head).into_owned());
+                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if tcp.write_all(ok).await.is_err() {
+                            return;
+                        }
+                    }
+                    match tcp.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    (addr, heads)
+}
+
+/// A bodiless request is copied by the engine that forwards it, the byte engine by default:
+/// the copy is the head the stable gets, field names as the client spelled them, with the
+/// mark in place of any the client sent itself. Under hyper's engine the copy says the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bodiless_request_is_copied_as_the_stable_gets_it_with_the_mark_in_place_of_the_clients()
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    for engine in ["passthrough", "hyper"] {
+        let (stable, to_stable) = recording_as_sent().await;
+        let (canary, copies) = recording_as_sent().await;
+        let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 100}\n";
+        let config = format!(
+            "limits: {{http1_engine: {engine}}}\n{}",
+            config(stable, canary, extra)
+        );
+        let weir = Weir::start(&config);
+        let mut tcp = tokio::net::TcpStream::connect(weir.addr).await.unwrap();
+        let request = b"GET /items?page=2 HTTP/1.1\r\nHost: test.local\r\nX-Weir-Mirror: 0\r\nX-Spelled-So: kept\r\n\r\n";
+        for _ in 0..3 {
+            tcp.write_all(request).await.unwrap();
+            let mut answer = Vec::new();
+            let mut chunk = [0u8; 1024];
+            while !answer.ends_with(b"\r\n\r\nok") {
+                let n = tcp.read(&mut chunk).await.unwrap();
+                assert!(n > 0, "{engine}: weir closed the connection");
+                answer.extend_from_slice(&chunk[..n]);
+            }
+            assert!(answer.starts_with(b"HTTP/1.1 200"), "{engine}: {answer:?}");
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while copies.lock().unwrap().len() < 3 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let copies = copies.lock().unwrap().clone();
+        let to_stable = to_stable.lock().unwrap().clone();
+        assert_eq!(copies.len(), 3, "{engine}: {copies:?}");
+        assert_eq!(to_stable.len(), 3, "{engine}: {to_stable:?}");
+        for (copy, primary) in copies.iter().zip(&to_stable) {
+            assert!(
+                copy.starts_with("GET /items?page=2 HTTP/1.1\r\n"),
+                "{engine}: {copy}"
+            );
+            let marks: Vec<&str> = copy
+                .lines()
+                .filter(|l| l.to_ascii_lowercase().starts_with("x-weir-mirror:"))
+                .collect();
+            assert_eq!(marks, ["x-weir-mirror: 1"], "{engine}: {copy}");
+            // The client's own field still reaches the stable.
+            assert!(
+                primary
+                    .to_ascii_lowercase()
+                    .contains("\r\nx-weir-mirror: 0\r\n"),
+                "{engine}: {primary}"
+            );
+            if engine == "passthrough" {
+                // Forwarded as bytes, both ways: the client's spelling is kept (hyper's
+                // engine lower-cases names), and the copy is the stable's head but for the mark.
+                assert!(primary.contains("\r\nX-Spelled-So: kept\r\n"), "{primary}");
+                assert_eq!(
+                    copy.replace("x-weir-mirror: 1\r\n", ""),
+                    primary.replace("X-Weir-Mirror: 0\r\n", ""),
+                );
+            } else {
+                assert!(copy.contains("\r\nx-spelled-so: kept\r\n"), "{copy}");
+            }
+        }
+    }
+}

@@ -33,12 +33,13 @@ while True:
 pids+=($!)
 wait_port "$silent"
 
-config() { # NAME CANARY_PORT MIRROR(yes|no)
+config() { # NAME CANARY_PORT MIRROR(yes|no) [HTTP1_ENGINE]
   local mirror=""
   [ "$3" = yes ] && mirror="  mirror: {name: dark, percent: 100}"
   cat >"$dir/$1.yaml" <<EOF
 listeners: [{address: "127.0.0.1:$proxy_port"}]
 admin: {address: "127.0.0.1:$admin"}
+limits: {http1_engine: ${4:-passthrough}}
 upstream_defaults: {response_timeout: 10s}
 routes:
 - name: web
@@ -49,6 +50,7 @@ $mirror
 EOF
 }
 config off "$canary" no
+config off-hyper "$canary" no hyper
 config mirrored "$canary" yes
 config slow-canary "$silent" yes
 config down-canary "$dead" yes
@@ -59,7 +61,7 @@ EOF
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
-modes=(off mirrored slow-canary down-canary)
+modes=(${MODES:-off off-hyper mirrored slow-canary down-canary})
 declare -A paced_rps p50 p99 flat_rps cpu_us
 for round in $(seq "$ROUNDS"); do
   for mode in "${modes[@]}"; do

@@ -1,6 +1,5 @@
-//! Argo's setMirrorRoute and HTTPRoute's RequestMirror: a share of matching requests is also
-//! sent to one backend of the route (a rollout's canary), fire-and-forget.
-//! The copy runs in its own task, bounded in number; its answer is read and thrown away.
+//! Phase 5, mirror (`pipeline::mirror`), in the hyper engine: the copy is made of the
+//! request's parts as rewritten, its body teed from the client's.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,17 +7,17 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::request::Parts;
 use http::Request;
-use http_body_util::BodyExt;
-use tokio::sync::{mpsc, Semaphore};
+use tokio::sync::mpsc;
 
 use super::body::RequestBody;
 use super::shape_for_upstream;
 use crate::h1;
-use crate::pipeline::Undelivered;
-use crate::stats::pairs::{Answer, Excluded, PairSlot};
+use crate::pipeline::mirror::{self, Sent};
+use crate::pipeline::{Proxy, Undelivered};
+use crate::stats::pairs::PairSlot;
 use crate::stats::UpstreamError;
 use crate::table::Route;
-use crate::upstream::{Endpoint, Received, Release, SendError};
+use crate::upstream::{Endpoint, SendError};
 
 /// Frames buffered for a mirror before it is dropped for being slow.
 const MIRROR_BUFFER_FRAMES: usize = 16;
@@ -27,18 +26,18 @@ const MIRROR_BUFFER_FRAMES: usize = 16;
 /// client's body into (None when the body is empty) and the slot the client's answer goes to,
 /// beside the copy's (`stats::pairs`).
 pub(super) fn start(
+    proxy: &Proxy,
     route: &Arc<Route>,
     parts: &Parts,
-    in_flight: &Arc<Semaphore>,
     body_is_empty: bool,
 ) -> Option<(Option<mpsc::Sender<Bytes>>, Arc<PairSlot>)> {
-    let (to, mark, pairs) = route.mirror_to(&parts.method, parts.uri.path(), &parts.headers)?;
-    let Ok(permit) = in_flight.clone().try_acquire_owned() else {
-        tracing::debug!(route = %route.name, "mirror skipped: too many in flight");
-        pairs.exclude(Excluded::MirrorsFull);
-        return None;
-    };
-    let slot = PairSlot::new(pairs.clone(), to);
+    let admitted = mirror::admit(
+        proxy,
+        route,
+        parts.method.as_str().as_bytes(),
+        parts.uri.path().as_bytes(),
+        &parts.headers,
+    )?;
     let (tx, body) = if body_is_empty {
         (None, RequestBody::Empty)
     } else {
@@ -51,57 +50,14 @@ pub(super) fn start(
     *copy.headers_mut() = parts.headers.clone();
     // The version that gets the copy can tell it is one (and not answer it twice over, say).
     copy.headers_mut()
-        .insert(mark.clone(), http::HeaderValue::from_static("1"));
-    let route = route.clone();
-    let pair = slot.clone();
-    tokio::spawn(async move {
-        let _permit = permit;
-        let started = Instant::now();
-        let endpoint = route.backend(to).pick().clone();
+        .insert(admitted.mark.clone(), http::HeaderValue::from_static("1"));
+    let pair = admitted.pair.clone();
+    let to_route = route.clone();
+    mirror::spawn(route, admitted, move |endpoint, started| async move {
         let copy = shape_for_upstream(copy, &endpoint, false);
-        // The copy gets as long as the client's request would: past it, the canary timed out.
-        let limit = route.timeout.unwrap_or_else(|| endpoint.response_timeout());
-        let sent = tokio::time::timeout(limit, send(&route, &endpoint, copy, started)).await;
-        let answer = match sent {
-            Ok(Sent::Answered(resp, release)) => {
-                let grpc_fault = super::grpc_fault_in_head(resp.headers());
-                pair.copy(Answer::status(resp.status().as_u16(), grpc_fault, started));
-                Some((resp, release))
-            }
-            Ok(Sent::Failed(failure)) => {
-                pair.copy(Answer::failed(failure, started));
-                None
-            }
-            Ok(Sent::BodyCut) => {
-                pair.exclude(Excluded::BodyCut);
-                None
-            }
-            Err(_) => {
-                pair.copy(Answer::failed(UpstreamError::Timeout, started));
-                None
-            }
-        };
-        drop(pair);
-        // Read to its end: a whole HTTP/1 answer gives its connection back to the pool, and an
-        // HTTP/2 stream is held (`_release`) until then.
-        if let Some((resp, _release)) = answer {
-            let mut body = resp.into_body();
-            while let Some(frame) = body.frame().await {
-                if frame.is_err() {
-                    return;
-                }
-            }
-        }
+        send(&to_route, &endpoint, copy, started).await
     });
-    Some((tx, slot))
-}
-
-/// How a copy's send ended.
-enum Sent {
-    Answered(http::Response<Received>, Option<Release>),
-    Failed(UpstreamError),
-    /// The copy's own body was cut short: no answer is the canary's to be judged by.
-    BodyCut,
+    Some((tx, pair))
 }
 
 async fn send(

@@ -29,22 +29,11 @@ use logged::{Logged, Logging};
 
 use crate::h1;
 use crate::interim::Interims;
-use crate::pipeline::{
-    self, ClientInfo, ConnState, Exchange, Failure, Proxy, Transport, Undelivered,
-};
-use crate::stats::pairs::{Answer, Excluded, PairSlot};
-use crate::stats::{grpc_status_is_fault, UpstreamError};
+use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
+use crate::stats::pairs::PairSlot;
+use crate::stats::{grpc_fault_in_head, grpc_status_is_fault, UpstreamError, GRPC_STATUS};
 use crate::table::{Backend, RouteTable};
 use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError, TeeTx};
-
-static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
-
-/// A gRPC server-fault status in a response head (a trailers-only answer).
-fn grpc_fault_in_head(headers: &http::HeaderMap) -> bool {
-    headers
-        .get(&GRPC_STATUS)
-        .is_some_and(|code| grpc_status_is_fault(code.as_bytes()))
-}
 
 /// Serves one request through the phases; the answer is the upstream's or weir's own. Takes
 /// its connection's state itself rather than a borrow of it, so that no wrapping future is
@@ -67,7 +56,11 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
     // Connect, send — within the route's deadline — then record and respond.
     let forwarded = pipeline::forward(&mut exchange, &mut leg).await;
     if let Some(pair) = leg.pair.take() {
-        pair_primary(&pair, &exchange, &forwarded);
+        let answered = match &forwarded {
+            Ok((resp, _)) => Ok((resp.status().as_u16(), grpc_fault_in_head(resp.headers()))),
+            Err(failure) => Err(*failure),
+        };
+        pipeline::mirror::primary(&pair, exchange.at, answered);
     }
     let mut resp = match forwarded {
         Ok((resp, release)) => {
@@ -94,31 +87,6 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
         upgrade::tunnel(client_upgrade, &mut resp);
     }
     resp
-}
-
-/// A mirrored request's own answer, beside its copy's (`stats::pairs`).
-fn pair_primary<R, B>(
-    pair: &PairSlot,
-    exchange: &Exchange<'_>,
-    forwarded: &Result<(Response<B>, R), Failure>,
-) {
-    if exchange.at == pair.copied_to {
-        // Both answers would be the same version's.
-        pair.exclude(Excluded::SameBackend);
-        return;
-    }
-    match forwarded {
-        Ok((resp, _)) => pair.primary(Answer::status(
-            resp.status().as_u16(),
-            grpc_fault_in_head(resp.headers()),
-            pair.started,
-        )),
-        Err(Failure::Upstream(err)) => pair.primary(Answer::failed(*err, pair.started)),
-        Err(Failure::RouteTimeout) => {
-            pair.primary(Answer::failed(UpstreamError::Timeout, pair.started))
-        }
-        Err(Failure::ClientGone) => pair.exclude(Excluded::Unanswered),
-    }
 }
 
 /// The length of one of weir's own answers.
@@ -231,7 +199,7 @@ fn prepare<'t>(
     let mirror = if upgrade {
         None
     } else {
-        mirror::start(route, &parts, proxy.mirrors(), incoming.is_end_stream())
+        mirror::start(proxy, route, &parts, incoming.is_end_stream())
     };
     // A bodiless idempotent request that the upstream drops unanswered may go to the other
     // side (RFC 9110 §9.2.2): its head is kept for that, where there is another side.

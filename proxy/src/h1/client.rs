@@ -42,7 +42,7 @@ pub(crate) type NotAnswered = (Undelivered, Option<Request<RequestBody>>);
 /// the final response head, within the endpoint's response timeout counted from `started`.
 /// Interim (1xx) heads go to `interims`, the client's connection, when it takes them.
 pub(crate) async fn send(
-    mut conn: RawConn,
+    conn: RawConn,
     lease: RawLease,
     req: Request<RequestBody>,
     started: Instant,
@@ -52,30 +52,58 @@ pub(crate) async fn send(
     let (parts, mut body) = req.into_parts();
     let mut out = Vec::with_capacity(512);
     let framing = encode_head(&mut out, &parts, &body);
-    let mut head = ResponseHead::default();
+    let encoded = Encoded {
+        out,
+        framing,
+        is_head: parts.method == Method::HEAD,
+        resendable,
+    };
+    match send_encoded(conn, lease, encoded, &mut body, started, interims).await {
+        Ok(resp) => Ok(resp),
+        // Bodiless: it can be written again as it is.
+        Err(again @ (Undelivered::Stale | Undelivered::Unanswered(_))) => {
+            Err((again, Some(Request::from_parts(parts, RequestBody::Empty))))
+        }
+        Err(other) => Err((other, None)),
+    }
+}
 
+/// A request head encoded for an HTTP/1 upstream, and what sending it needs to know.
+pub(crate) struct Encoded {
+    pub out: Vec<u8>,
+    /// The body's, as the head says.
+    pub framing: Framing,
+    /// A HEAD's answer has no body, whatever its head says.
+    pub is_head: bool,
+    /// The request may be written again as it is (`resendable`).
+    pub resendable: bool,
+}
+
+/// `send` for a head encoded already: writes it and `body`, then reads the final response
+/// head.
+pub(crate) async fn send_encoded(
+    mut conn: RawConn,
+    lease: RawLease,
+    encoded: Encoded,
+    body: &mut RequestBody,
+    started: Instant,
+    interims: Option<&Interims>,
+) -> Result<Response<Received>, Undelivered> {
+    let mut head = ResponseHead::default();
     // Enforced by the connection's IO: no timer of this request's own.
     conn.deadline
         .set(started, lease.endpoint().response_timeout());
-    let is_head = parts.method == Method::HEAD;
-    let delivered = deliver(
-        &mut conn, out, &mut body, framing, is_head, &mut head, interims,
-    )
-    .await;
+    let Encoded {
+        out,
+        framing,
+        is_head,
+        resendable,
+    } = encoded;
+    let delivered = deliver(&mut conn, out, body, framing, is_head, &mut head, interims).await;
     conn.deadline.clear();
-
-    let failed = match delivered {
-        Ok(()) => {
-            return answer(conn, lease, &head).map_err(|err| (Undelivered::Failed(err), None))
-        }
-        Err(failed) => failed,
-    };
-    match failed.undelivered(conn.reused, resendable) {
-        // Bodiless: it can be written again as it is.
-        again @ (Undelivered::Stale | Undelivered::Unanswered(_)) => {
-            Err((again, Some(Request::from_parts(parts, RequestBody::Empty))))
-        }
-        other => Err((other, None)),
+    match delivered {
+        Ok(()) => answer(conn, lease, &head).map_err(Undelivered::Failed),
+        Err(failed) => Err(failed.undelivered(conn.reused, resendable)),
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use super::exchange::{exchange, refuse, After, ClientSide};
 use super::gate::Gate;
 use super::head::{HeadFields, Parsed};
+use super::mirror;
 use super::scratch::{self, Scratch};
 use super::strict::Refusal;
 use crate::buffer::{self, read_more};
@@ -305,9 +306,9 @@ where
             Parsed::Complete | Parsed::Partial => {}
         }
 
-        // Phases: match, then choose. What this engine does not forward itself (no route,
-        // HTTP/2 or TLS-less upstream shapes, mirrors) goes to hyper, which answers it as
-        // it always has.
+        // Phases: match, choose, mirror. What this engine does not forward itself (no route,
+        // HTTP/2 or TLS-less upstream shapes, a body to copy) goes to hyper, which answers it
+        // as it always has.
         let table = proxy.table().load();
         let head = &client.scratch.head;
         let buf = &client.scratch.buf;
@@ -326,6 +327,9 @@ where
         let Some(route) = found.filter(|r| r.h1_passthrough) else {
             return handover(client, &shared);
         };
+        if mirror::takes_body(route, buf, head, &fields) {
+            return handover(client, &shared);
+        }
         // A route with no weight anywhere: hyper answers it.
         let Some(mut chosen) = Exchange::choose(route, &fields) else {
             return handover(client, &shared);
@@ -346,14 +350,27 @@ where
             None
         };
 
+        let pair = mirror::start(proxy, route, buf, head, &fields, info);
+
         // The rest of the phases, as bytes.
         let closing = shared.draining.load(Ordering::Acquire);
         // Two copies of the exchange: a request that is not logged tallies nothing.
         let after = match logged {
-            None => exchange(&mut client, info, &mut chosen, closing, &mut Untallied).await,
+            None => {
+                exchange(
+                    &mut client,
+                    info,
+                    &mut chosen,
+                    pair,
+                    closing,
+                    &mut Untallied,
+                )
+                .await
+            }
             Some(pending) => {
                 let mut counts = Counts::default();
-                let after = exchange(&mut client, info, &mut chosen, closing, &mut counts).await;
+                let after =
+                    exchange(&mut client, info, &mut chosen, pair, closing, &mut counts).await;
                 pipeline::logging::finish(proxy, Some(pending), Some(&chosen), &counts);
                 after
             }

@@ -1,6 +1,7 @@
 //! Heads written for the other leg: the received head's bytes, less hop-by-hop fields, plus
 //! the forwarding fields. Field names keep the sender's spelling; values are never re-parsed.
 
+use http::header::HeaderName;
 use http::StatusCode;
 
 use super::head::{RequestHead, ResponseHead};
@@ -10,6 +11,37 @@ use crate::pipeline::ClientInfo;
 /// The upstream's copy of a client's request head (origin-form, HTTP/1.1). X-Forwarded-For is
 /// appended to, never believed; X-Forwarded-Proto and -Host state what weir saw.
 pub fn request_head(out: &mut Vec<u8>, buf: &[u8], head: &RequestHead, client: &ClientInfo) {
+    request_head_keeping(out, buf, head, client, |_| true);
+}
+
+/// A mirror's copy of a bodiless request's head: the upstream's (`request_head`), with
+/// `mark: 1` in place of any field of that name the client sent.
+pub fn mirror_head(
+    out: &mut Vec<u8>,
+    buf: &[u8],
+    head: &RequestHead,
+    client: &ClientInfo,
+    mark: &HeaderName,
+) {
+    let mark = mark.as_str().as_bytes();
+    request_head_keeping(out, buf, head, client, |f| {
+        !buf[f.name.clone()].eq_ignore_ascii_case(mark)
+    });
+    // Before the blank line that ends the head.
+    out.truncate(out.len() - 2);
+    field(out, mark, b"1");
+    out.extend_from_slice(b"\r\n");
+}
+
+/// `request_head`, leaving out the fields `keep` refuses.
+#[inline(always)]
+fn request_head_keeping(
+    out: &mut Vec<u8>,
+    buf: &[u8],
+    head: &RequestHead,
+    client: &ClientInfo,
+    keep: impl Fn(&Field) -> bool,
+) {
     // The request line as it came, if it reads as written here (one space each side of the
     // target, HTTP/1.1, CRLF: what this engine takes): then it starts the fields' first copy.
     let line = head.method.start..head.target.end + 11;
@@ -33,7 +65,7 @@ pub fn request_head(out: &mut Vec<u8>, buf: &[u8], head: &RequestHead, client: &
             xff = true;
             false
         }
-        _ => !head.list.is_hop_by_hop(buf, f),
+        _ => !head.list.is_hop_by_hop(buf, f) && keep(f),
     });
     out.extend_from_slice(b"x-forwarded-for: ");
     if xff {

@@ -21,6 +21,7 @@ use crate::buffer::{self, BodyReads};
 use crate::deadline::DeadlineIo;
 use crate::framing::BodyCursor;
 use crate::pipeline::{self, ClientInfo, Exchange, Failure, Tally, Transport, Undelivered};
+use crate::stats::pairs::PairSlot;
 use crate::stats::UpstreamError;
 use crate::table::Backend;
 use crate::upstream::{Endpoint, RawConn, RawLease};
@@ -57,13 +58,23 @@ pub enum After {
     Close,
 }
 
-/// Forwards the request whose head `client.scratch.head` describes and answers the client.
+/// RFC 9110 §9.2.2: only idempotent requests may be sent again on their own.
+pub(super) fn is_idempotent(method: &[u8]) -> bool {
+    matches!(
+        method,
+        b"GET" | b"HEAD" | b"OPTIONS" | b"PUT" | b"DELETE" | b"TRACE"
+    )
+}
+
+/// Forwards the request whose head `client.scratch.head` describes and answers the client;
+/// `pair`: where its answer goes beside its mirror's copy's, when it was copied.
 /// `closing`: the connection closes after this exchange whatever the messages say. What the
 /// access log reads of it goes in `tally`.
 pub async fn exchange<I, T>(
     client: &mut ClientSide<I>,
     info: &ClientInfo,
     exchange: &mut Exchange<'_>,
+    pair: Option<Arc<PairSlot>>,
     closing: bool,
     tally: &mut T,
 ) -> After
@@ -73,11 +84,7 @@ where
 {
     let close = closing || client.scratch.head.list.close;
     let is_head = client.scratch.head.is_head(&client.scratch.buf);
-    // RFC 9110 §9.2.2: only idempotent requests may be sent again on their own.
-    let idempotent = matches!(
-        &client.scratch.buf[client.scratch.head.method.clone()],
-        b"GET" | b"HEAD" | b"OPTIONS" | b"PUT" | b"DELETE" | b"TRACE"
-    );
+    let idempotent = is_idempotent(&client.scratch.buf[client.scratch.head.method.clone()]);
     let mut body = BodyCursor::new(client.scratch.head.framing);
 
     // Rewrite: the upstream's head, and as much of the body as has arrived, in one write.
@@ -116,7 +123,16 @@ where
         resendable,
         tally: &mut *tally,
     };
-    match pipeline::forward(exchange, &mut leg).await {
+    let forwarded = pipeline::forward(exchange, &mut leg).await;
+    if let Some(pair) = pair {
+        // gRPC never comes this way: no status in the head to read.
+        let answered = match &forwarded {
+            Ok(_) => Ok((client.scratch.resp.status, false)),
+            Err(failure) => Err(*failure),
+        };
+        pipeline::mirror::primary(&pair, exchange.at, answered);
+    }
+    match forwarded {
         Ok((conn, lease)) => {
             let answered = Instant::now();
             let status = client.scratch.resp.status;

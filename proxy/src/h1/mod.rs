@@ -11,11 +11,11 @@
 //!
 //! Every head is held to the strict rules (`strict`) first; a refused one is answered and the
 //! connection closed. The engine serves the common shape only: HTTP/1.1, origin-form,
-//! Content-Length or chunked, to a route whose endpoints all speak HTTP/1 and that mirrors
-//! nothing. Anything else that is valid — HTTP/1.0, Upgrade, Expect, gRPC, CONNECT, absolute-
-//! form, no route — hands the connection to hyper's server for the rest of its life, with the
-//! bytes already read put back in front, behind the `gate` that holds hyper's heads to the same
-//! rules.
+//! Content-Length or chunked, to a route whose endpoints all speak HTTP/1 (with a mirror's
+//! bodiless copies, `mirror`). Anything else that is valid — HTTP/1.0, Upgrade, Expect, gRPC,
+//! CONNECT, absolute-form, no route, a body a mirror would copy — hands the connection to
+//! hyper's server for the rest of its life, with the bytes already read put back in front,
+//! behind the `gate` that holds hyper's heads to the same rules.
 //!
 //! What hyper's server and the HTTP/2 server take still reaches HTTP/1 upstreams through this
 //! engine's connections and response parser (`client`): one HTTP/1 client for both paths.
@@ -27,6 +27,7 @@ mod encode;
 mod exchange;
 pub mod gate;
 pub mod head;
+mod mirror;
 mod scratch;
 pub mod strict;
 pub mod syntax;

@@ -1,7 +1,7 @@
 //! A request's life, written once for every engine: ordered phases over one per-request
 //! context (`Exchange`). The engines differ only in how bytes move — `crate::h1` forwards
-//! HTTP/1 as bytes, `crate::forward` goes through hyper (HTTP/2, upgrades, gRPC, mirrors) —
-//! and each calls these phases in this order:
+//! HTTP/1 as bytes, `crate::forward` goes through hyper (HTTP/2, upgrades, gRPC, bodies a
+//! mirror copies) — and each calls these phases in this order:
 //!
 //! 1. **match** — [`match_route`]: host, method, target and fields to a route of the table in
 //!    force, by Gateway API precedence;
@@ -17,9 +17,9 @@
 //!    the same reason as redirects; so is its URL rewrite (URLRewrite: the path by
 //!    [`url::edited`], the Host or `:authority` replaced after X-Forwarded-Host took the
 //!    client's);
-//! 5. **mirror** — the hyper engine's (`Route::mirror_to` decides), of the request as
-//!    rewritten; a route that mirrors is never forwarded as bytes either, so the rule lives
-//!    in one engine;
+//! 5. **mirror** — [`mirror`]: a copy of the request as rewritten (`Route::mirror_to`
+//!    decides), admitted, timed, and paired with the client's answer alike for both engines;
+//!    the byte engine copies bodiless requests, and hands one with a body to copy to hyper;
 //! 6. **connect with the fallback**, 7. **send with the timeout** — [`forward`], over the
 //!    engine's [`Transport`]: a connect failure goes to another backend once, a stale pooled
 //!    connection is replaced, the route's deadline covers it all;
@@ -32,6 +32,7 @@
 
 mod exchange;
 pub(crate) mod logging;
+pub(crate) mod mirror;
 mod transport;
 pub mod url;
 

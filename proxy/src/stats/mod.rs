@@ -16,4 +16,6 @@ pub use histogram::AtomicHistogram;
 pub use latency::{LatencyDistribution, LatencyThreshold};
 pub use live::{now_second, LiveStats, LiveWindow, SecondCounts, WindowSnapshot, WINDOW_SECS};
 pub use metrics::{BackendMetrics, Metrics, PoolMetrics};
-pub use outcome::{grpc_status_is_fault, Outcome, Role, UpstreamError};
+pub use outcome::{
+    grpc_fault_in_head, grpc_status_is_fault, Outcome, Role, UpstreamError, GRPC_STATUS,
+};

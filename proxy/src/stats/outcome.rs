@@ -138,6 +138,16 @@ pub fn grpc_status_is_fault(code: &[u8]) -> bool {
     matches!(code, b"2" | b"4" | b"12" | b"13" | b"14" | b"15")
 }
 
+/// The field a gRPC call's status is in (a trailer, or a trailers-only answer's head).
+pub static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
+
+/// A gRPC server-fault status in a response head (a trailers-only answer).
+pub fn grpc_fault_in_head(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(&GRPC_STATUS)
+        .is_some_and(|code| grpc_status_is_fault(code.as_bytes()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -263,15 +263,15 @@ impl Compiler {
         }
         let weights: Vec<u32> = rs.backends.iter().map(|b| b.weight).collect();
         let split = Split::new(&weights);
-        // Redirects and rewrites are carried out by the hyper engine alone, as mirrors and
-        // header edits are: the byte engine never needs to know of them.
+        // Redirects and rewrites are carried out by the hyper engine alone, as header edits
+        // are: the byte engine never needs to know of them. A mirror it carries out for
+        // bodiless requests (`h1::mirror`).
         let identity = IdentityRules::compile(
             &rs.client_identity,
             &format!("{path}.client_identity"),
             errors,
         );
         let h1_passthrough = identity.is_none()
-            && mirror.is_none()
             && redirect.is_none()
             && rewrite.is_none()
             && request_edits.is_empty()

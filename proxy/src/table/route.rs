@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::header::{HeaderName, COOKIE};
-use http::{HeaderMap, Method};
+use http::Method;
 
 use super::backend::Backend;
 use super::edits::Edits;
@@ -39,14 +39,9 @@ impl MirrorRule {
         self.method.is_some()
     }
 
-    fn matches(&self, method: &Method, path: &str, headers: &HeaderMap) -> bool {
-        self.method
-            .as_ref()
-            .is_none_or(|m| m.matches(method.as_str().as_bytes()))
-            && self
-                .path
-                .as_ref()
-                .is_none_or(|p| p.matches(path.as_bytes()))
+    fn matches<F: Fields + ?Sized>(&self, method: &[u8], path: &[u8], headers: &F) -> bool {
+        self.method.as_ref().is_none_or(|m| m.matches(method))
+            && self.path.as_ref().is_none_or(|p| p.matches(path))
             && all_match(&self.headers, headers)
     }
 }
@@ -69,10 +64,23 @@ pub struct Mirror {
 impl Mirror {
     /// GET, HEAD and OPTIONS are copied; any other method only when the route opted in (its
     /// `methods`, or `explicit`: a matching rule that names the method).
-    fn copies(&self, method: &Method, explicit: bool) -> bool {
+    fn copies(&self, method: &[u8], explicit: bool) -> bool {
         explicit
-            || matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
-            || self.methods.contains(method)
+            || matches!(method, b"GET" | b"HEAD" | b"OPTIONS")
+            || self.methods.iter().any(|m| m.as_str().as_bytes() == method)
+    }
+
+    /// Whether this request is of those the mirror copies (its share aside): `path` without
+    /// the query.
+    fn takes<F: Fields + ?Sized>(&self, method: &[u8], path: &[u8], headers: &F) -> bool {
+        all_match(&self.matches, headers)
+            && if self.rules.is_empty() {
+                self.copies(method, false)
+            } else {
+                self.rules.iter().any(|r| {
+                    r.matches(method, path, headers) && self.copies(method, r.names_method())
+                })
+            }
     }
 }
 
@@ -87,8 +95,9 @@ pub struct Route {
     pub(super) split: Split,
     /// Each backend's buckets of 10000, by index (from `split`).
     pub(super) shares: Vec<u16>,
-    /// Every endpoint speaks HTTP/1, nothing is mirrored, redirected or rewritten and no header
-    /// is edited: an HTTP/1 request may be forwarded as bytes (`crate::h1`).
+    /// Every endpoint speaks HTTP/1, nothing is redirected or rewritten and no header is
+    /// edited: an HTTP/1 request may be forwarded as bytes (`crate::h1`; one with a body a
+    /// mirror would copy is not).
     pub h1_passthrough: bool,
     pub(super) rotation: Rotation,
     pub(super) header_routes: Vec<HeaderRoute>,
@@ -174,26 +183,27 @@ impl Route {
     }
 
     /// The backend this request should also be copied to, if any: its index, the header that
-    /// marks the copy, and the log its pair goes to.
-    pub fn mirror_to(
+    /// marks the copy, and the log its pair goes to. `path` is without the query. Each call
+    /// that finds the request is of those copied takes a turn of the mirror's share.
+    pub fn mirror_to<F: Fields + ?Sized>(
         &self,
-        method: &Method,
-        path: &str,
-        headers: &HeaderMap,
+        method: &[u8],
+        path: &[u8],
+        headers: &F,
     ) -> Option<(usize, &HeaderName, &Arc<PairLog>)> {
         match &self.mirror {
-            Some(m) if m.percent_bp > 0 => (all_match(&m.matches, headers)
-                && if m.rules.is_empty() {
-                    m.copies(method, false)
-                } else {
-                    m.rules.iter().any(|r| {
-                        r.matches(method, path, headers) && m.copies(method, r.names_method())
-                    })
-                }
+            Some(m) if m.percent_bp > 0 => (m.takes(method, path, headers)
                 && m.rotation.next_bucket() < m.percent_bp)
                 .then_some((m.to, &m.header, &m.pairs)),
             _ => None,
         }
+    }
+
+    /// Whether a request like this one may be copied, without taking a turn of the share.
+    pub fn may_mirror<F: Fields + ?Sized>(&self, method: &[u8], path: &[u8], headers: &F) -> bool {
+        self.mirror
+            .as_ref()
+            .is_some_and(|m| m.percent_bp > 0 && m.takes(method, path, headers))
     }
 
     /// Whether some request of this route may be sent to another backend after its first
