@@ -5,6 +5,7 @@
 //! its first failing measurement, not when the slowest metric finishes.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -14,7 +15,7 @@ use tokio::task::JoinHandle;
 
 use super::judge::Evidence;
 use super::metric::ResolvedMetric;
-use super::provider::{measure, Memory, ProviderContext};
+use super::provider::{in_words, measure, Memory, ProviderContext};
 use super::verdict::{assess, Judgement, Limits, Phase, Tally};
 use crate::argo::model::AnalysisTemplate;
 
@@ -59,7 +60,9 @@ pub struct MeasurementStatus {
     pub value: Option<String>,
     pub message: String,
     pub started_at: u64,
-    pub finished_at: u64,
+    /// Absent while it runs (a comparison's, which lasts until its judge decides).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<u64>,
 }
 
 struct State {
@@ -186,6 +189,14 @@ impl AnalysisRun {
                 metric.phase = Phase::Successful;
                 metric.message = "run terminated".into();
             }
+            // A measurement in progress ends with it, as Argo's does ("Metric Terminated").
+            if let Some(running) = metric.measurements.back_mut() {
+                if running.phase == Phase::Running {
+                    running.phase = Phase::Successful;
+                    running.message = format!("run terminated: {}", running.message);
+                    running.finished_at = Some(unix_now());
+                }
+            }
         }
         let (phase, message) =
             verdict_of(&state.status.metrics).unwrap_or((Phase::Successful, String::new()));
@@ -221,11 +232,37 @@ impl Shared {
         self.done.send_replace(true);
     }
 
-    /// A running comparison's evidence so far.
-    fn evidence(&self, index: usize, evidence: Evidence) {
+    /// A running comparison's evidence so far: its metric is Running, with a Running
+    /// measurement (begun at `started_at`) that says the evidence in words, as Argo lists a
+    /// plugin's measurement in progress.
+    fn evidence(&self, index: usize, evidence: Evidence, started_at: u64) {
         let mut state = self.lock();
-        if let Some(metric) = state.status.metrics.get_mut(index) {
-            metric.evidence = Some(evidence);
+        if state.status.phase.completed() {
+            return;
+        }
+        let Some(metric) = state.status.metrics.get_mut(index) else {
+            return;
+        };
+        let message = in_words(&evidence);
+        metric.evidence = Some(evidence);
+        if metric.phase.completed() {
+            return;
+        }
+        metric.phase = Phase::Running;
+        match metric.measurements.back_mut() {
+            Some(running) if running.phase == Phase::Running => running.message = message,
+            _ => {
+                if metric.measurements.len() == HISTORY {
+                    metric.measurements.pop_front();
+                }
+                metric.measurements.push_back(MeasurementStatus {
+                    phase: Phase::Running,
+                    value: None,
+                    message,
+                    started_at,
+                    finished_at: None,
+                });
+            }
         }
     }
 
@@ -256,6 +293,14 @@ impl Shared {
             };
             tracing::info!(metric = %metric.name, phase = phase.as_str(), message = %metric.message, "metric decided");
         }
+        // The measurement in progress, if it was listed, is this one.
+        if metric
+            .measurements
+            .back()
+            .is_some_and(|m| m.phase == Phase::Running)
+        {
+            metric.measurements.pop_back();
+        }
         if metric.measurements.len() == HISTORY {
             metric.measurements.pop_front();
         }
@@ -264,7 +309,7 @@ impl Shared {
             value: judgement.value,
             message: judgement.message,
             started_at,
-            finished_at: unix_now(),
+            finished_at: Some(unix_now()),
         });
 
         let metrics = &state.status.metrics;
@@ -304,10 +349,15 @@ async fn run_metric(
             _ = done.wait_for(|d| *d) => return,
         }
     }
-    let progress = |evidence| shared.evidence(index, evidence);
+    // When the measurement in progress began, for its listing as Running.
+    let measuring_since = AtomicU64::new(unix_now());
+    let progress = |evidence| {
+        shared.evidence(index, evidence, measuring_since.load(Ordering::Relaxed));
+    };
     let mut memory = Memory::default();
     loop {
         let started_at = unix_now();
+        measuring_since.store(started_at, Ordering::Relaxed);
         let reading = tokio::select! {
             reading = measure(&metric.provider, &ctx, &mut memory, &progress) => reading,
             _ = done.wait_for(|d| *d) => return,

@@ -395,7 +395,21 @@ async fn a_running_comparison_shows_its_evidence() {
     let _ = thread.join();
     assert_eq!(status.phase, Phase::Running, "{status:#?}");
     let metric = &status.metrics[0];
-    assert!(metric.measurements.is_empty(), "{metric:#?}");
+    // Listed as Argo lists a measurement in progress: Running, begun, not finished, no value
+    // yet; its message is the evidence in words.
+    assert_eq!(metric.phase, Phase::Running, "{metric:#?}");
+    assert_eq!(metric.measurements.len(), 1, "{metric:#?}");
+    let running = &metric.measurements[0];
+    assert_eq!(running.phase, Phase::Running, "{running:#?}");
+    assert_eq!(
+        (running.value.as_deref(), running.finished_at),
+        (None, None)
+    );
+    assert!(running.started_at >= status.started_at, "{running:#?}");
+    assert!(
+        running.message.starts_with("canary ") && running.message.contains(" s against stable "),
+        "{running:#?}"
+    );
     let evidence = metric
         .evidence
         .clone()
@@ -408,5 +422,10 @@ async fn a_running_comparison_shows_its_evidence() {
         "{evidence:?}"
     );
     run.terminate();
-    assert_eq!(run.status().phase, Phase::Successful);
+    let status = run.status();
+    assert_eq!(status.phase, Phase::Successful);
+    // Terminated, the measurement in progress ends with the metric.
+    let ended = &status.metrics[0].measurements[0];
+    assert_eq!(ended.phase, Phase::Successful, "{ended:#?}");
+    assert!(ended.finished_at.is_some(), "{ended:#?}");
 }

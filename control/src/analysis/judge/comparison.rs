@@ -1,6 +1,8 @@
 //! One comparative measurement: a feed from a route's two live windows into a judge, and the
 //! evidence as people read it (in /rollout, `weir status` and the metrics).
 
+use std::collections::VecDeque;
+
 use serde::{Deserialize, Serialize};
 use weir_proxy::stats::LiveWindow;
 
@@ -13,6 +15,20 @@ pub struct Comparison {
     judge: Judge,
     started: u64,
     last: u64,
+    /// What each second of the last `RECENT_SECONDS` brought (canary, stable): what the canary
+    /// does now, beside what the test has gathered since it began.
+    recent: VecDeque<(u64, Count, Count)>,
+}
+
+/// The span of "now" in the evidence people read.
+pub const RECENT_SECONDS: u64 = 10;
+
+/// Both backends over the last few seconds.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Recent {
+    pub seconds: u64,
+    pub canary: Figures,
+    pub stable: Figures,
 }
 
 /// One backend's figures since the measurement started.
@@ -56,6 +72,10 @@ pub struct Evidence {
     pub seconds: u64,
     /// Why there is nothing to judge yet, if so.
     pub waiting: Option<String>,
+    /// Both backends over the last seconds, beside the totals (an unpaired comparison's; a
+    /// paired one's are in `pairs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recent: Option<Recent>,
     /// A paired comparison's pairs (`shadow-*`): then `canary` and `stable` count the pairs and
     /// each side's events among them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -70,6 +90,7 @@ impl Comparison {
             judge: Judge::new(tolerance),
             started: now_second,
             last: now_second,
+            recent: VecDeque::new(),
         }
     }
 
@@ -82,10 +103,42 @@ impl Comparison {
     ) -> Verdict {
         self.last = self.last.max(now_second);
         let (c, s) = self.feed.read(canary, stable, now_second);
+        self.remember(now_second, c, s);
         if c.requests + s.requests == 0 {
             return self.judge.verdict();
         }
         self.judge.observe(c, s)
+    }
+
+    fn remember(&mut self, now_second: u64, canary: Count, stable: Count) {
+        while self
+            .recent
+            .front()
+            .is_some_and(|&(second, ..)| second + RECENT_SECONDS <= now_second)
+        {
+            self.recent.pop_front();
+        }
+        match self.recent.back_mut() {
+            Some((second, c, s)) if *second == now_second => {
+                c.add(canary);
+                s.add(stable);
+            }
+            _ => self.recent.push_back((now_second, canary, stable)),
+        }
+    }
+
+    /// Both backends over the last `RECENT_SECONDS` (fewer while the test is younger).
+    fn recent(&self) -> Recent {
+        let (mut canary, mut stable) = (Count::default(), Count::default());
+        for (_, c, s) in &self.recent {
+            canary.add(*c);
+            stable.add(*s);
+        }
+        Recent {
+            seconds: RECENT_SECONDS.min(self.last.saturating_sub(self.started).max(1)),
+            canary: canary.into(),
+            stable: stable.into(),
+        }
     }
 
     pub fn verdict(&self) -> Verdict {
@@ -124,6 +177,7 @@ impl Comparison {
             alpha: tolerance.alpha,
             seconds: self.last.saturating_sub(self.started),
             waiting,
+            recent: Some(self.recent()),
             pairs: None,
         }
     }

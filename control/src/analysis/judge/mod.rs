@@ -37,7 +37,7 @@ mod shadow;
 
 use serde::{Deserialize, Serialize};
 
-pub use comparison::{Comparison, Evidence, Figures};
+pub use comparison::{Comparison, Evidence, Figures, Recent, RECENT_SECONDS};
 pub use feed::Signal;
 pub use paired::{PairedJudge, PairedProgress, Pairs};
 pub use shadow::{PairEvidence, PairRule, ShadowRun};

@@ -174,6 +174,7 @@ impl ShadowRun {
             alpha: tolerance.alpha,
             seconds: self.last.saturating_sub(self.started),
             waiting,
+            recent: None,
             pairs: Some(PairEvidence {
                 pairs: all.total(),
                 canary_only: all.canary_only,

@@ -114,25 +114,118 @@ pub(super) async fn watch(
     }
 }
 
-/// "canary 2.10 % errors (42 of 2000) vs stable 0.10 % (8 of 8000) over 12 s".
-fn describe(e: &Evidence) -> String {
+/// In plain words, what the canary does now beside what the test gathered: "canary 2.10 %
+/// errors over the last 10 s against stable 0.10 %; since the analysis began (12 s) canary
+/// 0.24 % (42 of 2000) vs stable 0.13 % (8 of 8000); evidence 100:1 that it is worse than
+/// 1.5× or +0.10 %".
+pub fn describe(e: &Evidence) -> String {
     let percent = |r: Option<f64>| r.map_or("-".to_string(), |r| format!("{:.2} %", r * 100.0));
     let what = match e.threshold_seconds {
         Some(bar) => format!("slower than {:.1} ms", bar * 1000.0),
         None => e.signal.to_string(),
     };
-    let mut text = format!(
-        "canary {} {what} ({} of {}) vs stable {} ({} of {}) over {} s",
-        percent(e.canary.rate),
-        e.canary.events,
-        e.canary.requests,
-        percent(e.stable.rate),
-        e.stable.events,
-        e.stable.requests,
-        e.seconds
-    );
+    let mut text = String::new();
+    if let Some(now) = &e.recent {
+        text.push_str(&format!(
+            "canary {} {what} over the last {} s against stable {}; since the analysis began ({} s) canary {} ({} of {}) vs stable {} ({} of {})",
+            percent(now.canary.rate),
+            now.seconds,
+            percent(now.stable.rate),
+            e.seconds,
+            percent(e.canary.rate),
+            e.canary.events,
+            e.canary.requests,
+            percent(e.stable.rate),
+            e.stable.events,
+            e.stable.requests,
+        ));
+    } else {
+        text.push_str(&format!(
+            "canary {} {what} ({} of {}) vs stable {} ({} of {}) over {} s",
+            percent(e.canary.rate),
+            e.canary.events,
+            e.canary.requests,
+            percent(e.stable.rate),
+            e.stable.events,
+            e.stable.requests,
+            e.seconds
+        ));
+    }
+    // The judge's wealth against each null, from how far it has come: Failed at 1/alpha,
+    // Successful at 2/alpha (`judge::toward`).
+    let (odds, at, claim) = match e.verdict {
+        Verdict::Successful => (
+            (2.0 / e.alpha).powf(e.toward_successful),
+            e.toward_successful,
+            "not ",
+        ),
+        _ => ((1.0 / e.alpha).powf(e.toward_failed), e.toward_failed, ""),
+    };
+    text.push_str(&format!(
+        "; evidence {}{odds:.0}:1 that it is {claim}worse than {}× or +{:.2} %",
+        if at >= 1.0 { "at least " } else { "" },
+        e.max_ratio,
+        e.margin * 100.0
+    ));
     if let Some(waiting) = &e.waiting {
         text.push_str(&format!("; {waiting}"));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::judge::{Figures, Recent};
+
+    fn figures(requests: u64, events: u64) -> Figures {
+        Figures {
+            requests,
+            events,
+            rate: Some(events as f64 / requests as f64),
+        }
+    }
+
+    #[test]
+    fn the_reading_says_what_the_canary_does_now_beside_the_totals() {
+        let evidence = Evidence {
+            signal: "errors".into(),
+            verdict: Verdict::Failed,
+            canary: figures(2000, 42),
+            stable: figures(8000, 8),
+            toward_failed: 1.0,
+            toward_successful: 0.0,
+            threshold_seconds: None,
+            max_ratio: 1.5,
+            margin: 0.001,
+            alpha: 0.01,
+            seconds: 12,
+            waiting: None,
+            recent: Some(Recent {
+                seconds: 10,
+                canary: figures(1000, 21),
+                stable: figures(4000, 4),
+            }),
+            pairs: None,
+        };
+        assert_eq!(
+            describe(&evidence),
+            "canary 2.10 % errors over the last 10 s against stable 0.10 %; since the analysis \
+             began (12 s) canary 2.10 % (42 of 2000) vs stable 0.10 % (8 of 8000); evidence at \
+             least 100:1 that it is worse than 1.5× or +0.10 %"
+        );
+        // Shown not worse, halfway to Successful's 2/alpha: its odds, and the claim turned.
+        let passing = Evidence {
+            verdict: Verdict::Successful,
+            toward_failed: 0.0,
+            toward_successful: 0.5,
+            ..evidence
+        };
+        assert!(
+            describe(&passing)
+                .ends_with("; evidence 14:1 that it is not worse than 1.5× or +0.10 %"),
+            "{}",
+            describe(&passing)
+        );
+    }
 }

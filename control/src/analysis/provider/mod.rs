@@ -40,6 +40,15 @@ pub enum Reading {
     },
 }
 
+/// A comparison's evidence in plain words, as its measurement's message says it: what the
+/// canary does now beside what the test has gathered, and how far the test has come.
+pub fn in_words(evidence: &Evidence) -> String {
+    match evidence.pairs {
+        Some(_) => shadow::describe(evidence),
+        None => compare::describe(evidence),
+    }
+}
+
 /// What a metric keeps from one measurement to the next: a comparison's evidence, so that a
 /// run judges once over its whole life (one alpha), not afresh at every measurement.
 #[derive(Default)]
