@@ -506,3 +506,81 @@ async fn a_bodiless_request_is_copied_as_the_stable_gets_it_with_the_mark_in_pla
         }
     }
 }
+
+/// An upstream that answers each bodiless request `200 ok` after `delay`, noting when each
+/// request arrived.
+async fn answering_after(
+    delay: Duration,
+) -> (
+    std::net::SocketAddr,
+    std::sync::Arc<std::sync::Mutex<Vec<Instant>>>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let arrived = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = arrived.clone();
+    tokio::spawn(async move {
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            let kept = kept.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let mut chunk = [0u8; 4096];
+                loop {
+                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                        buf.drain(..end + 4);
+                        kept.lock().unwrap().push(Instant::now());
+                        tokio::time::sleep(delay).await;
+                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if tcp.write_all(ok).await.is_err() {
+                            return;
+                        }
+                    }
+                    match tcp.read(&mut chunk).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                    }
+                }
+            });
+        }
+    });
+    (addr, arrived)
+}
+
+/// A bodiless copy goes once the client's answer head is in, so it never competes with the
+/// client's own request. Both engines.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bodiless_copy_goes_after_the_clients_answer() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let request = b"GET /items HTTP/1.1\r\nHost: test.local\r\n\r\n";
+    for engine in ["passthrough", "hyper"] {
+        let (stable, to_stable) = answering_after(Duration::from_millis(300)).await;
+        let (canary, copies) = answering_after(Duration::ZERO).await;
+        let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 100}\n";
+        let config = format!(
+            "limits: {{http1_engine: {engine}}}\n{}",
+            config(stable, canary, extra)
+        );
+        let weir = Weir::start(&config);
+        let mut tcp = tokio::net::TcpStream::connect(weir.addr).await.unwrap();
+        tcp.write_all(request).await.unwrap();
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 1024];
+        while !answer.ends_with(b"\r\n\r\nok") {
+            let n = tcp.read(&mut chunk).await.unwrap();
+            assert!(n > 0, "{engine}: weir closed the connection");
+            answer.extend_from_slice(&chunk[..n]);
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while copies.lock().unwrap().is_empty() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let primary_at = to_stable.lock().unwrap()[0];
+        let copied_at = *copies.lock().unwrap().first().expect("no copy came");
+        assert!(
+            copied_at >= primary_at + Duration::from_millis(300),
+            "{engine}: the copy came {:?} after the request reached the stable, before its answer",
+            copied_at - primary_at
+        );
+    }
+}

@@ -12,9 +12,8 @@ use tokio::sync::mpsc;
 use super::body::RequestBody;
 use super::shape_for_upstream;
 use crate::h1;
-use crate::pipeline::mirror::{self, Sent};
+use crate::pipeline::mirror::{self, PrimarySide, Sent};
 use crate::pipeline::{Proxy, Undelivered};
-use crate::stats::pairs::PairSlot;
 use crate::stats::UpstreamError;
 use crate::table::Route;
 use crate::upstream::{Endpoint, SendError};
@@ -23,14 +22,14 @@ use crate::upstream::{Endpoint, SendError};
 const MIRROR_BUFFER_FRAMES: usize = 16;
 
 /// Starts a mirror if the route wants one for this request. Returns the sender to tee the
-/// client's body into (None when the body is empty) and the slot the client's answer goes to,
-/// beside the copy's (`stats::pairs`).
+/// client's body into (None when the body is empty) and the client's side of the pair
+/// (`pipeline::mirror::primary` takes its answer; a bodiless copy waits for it).
 pub(super) fn start(
     proxy: &Proxy,
     route: &Arc<Route>,
     parts: &Parts,
     body_is_empty: bool,
-) -> Option<(Option<mpsc::Sender<Bytes>>, Arc<PairSlot>)> {
+) -> Option<(Option<mpsc::Sender<Bytes>>, PrimarySide)> {
     let admitted = mirror::admit(
         proxy,
         route,
@@ -51,13 +50,17 @@ pub(super) fn start(
     // The version that gets the copy can tell it is one (and not answer it twice over, say).
     copy.headers_mut()
         .insert(admitted.mark.clone(), http::HeaderValue::from_static("1"));
-    let pair = admitted.pair.clone();
     let to_route = route.clone();
-    mirror::spawn(route, admitted, move |endpoint, started| async move {
-        let copy = shape_for_upstream(copy, &endpoint, false);
-        send(&to_route, &endpoint, copy, started).await
-    });
-    Some((tx, pair))
+    let primary = mirror::spawn(
+        route,
+        admitted,
+        body_is_empty,
+        move |endpoint, started| async move {
+            let copy = shape_for_upstream(copy, &endpoint, false);
+            send(&to_route, &endpoint, copy, started).await
+        },
+    );
+    Some((tx, primary))
 }
 
 async fn send(

@@ -29,8 +29,8 @@ use logged::{Logged, Logging};
 
 use crate::h1;
 use crate::interim::Interims;
+use crate::pipeline::mirror::PrimarySide;
 use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
-use crate::stats::pairs::PairSlot;
 use crate::stats::{grpc_fault_in_head, grpc_status_is_fault, UpstreamError, GRPC_STATUS};
 use crate::table::{Backend, RouteTable};
 use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError, TeeTx};
@@ -60,7 +60,7 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
             Ok((resp, _)) => Ok((resp.status().as_u16(), grpc_fault_in_head(resp.headers()))),
             Err(failure) => Err(*failure),
         };
-        pipeline::mirror::primary(&pair, exchange.at, answered);
+        pipeline::mirror::primary(pair, exchange.at, answered);
     }
     let mut resp = match forwarded {
         Ok((resp, release)) => {
@@ -270,7 +270,7 @@ struct HyperLeg<'c> {
     /// HTTP/1.1 (none to an HTTP/1.0 client, RFC 9110 §15.2).
     interims: Option<&'c Interims>,
     /// A mirrored request's place beside its copy: the client's answer goes there.
-    pair: Option<Arc<PairSlot>>,
+    pair: Option<PrimarySide>,
 }
 
 /// What it takes to send a bodiless request once more.

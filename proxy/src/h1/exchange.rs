@@ -20,8 +20,8 @@ use super::strict::Refusal;
 use crate::buffer::{self, BodyReads};
 use crate::deadline::DeadlineIo;
 use crate::framing::BodyCursor;
+use crate::pipeline::mirror::PrimarySide;
 use crate::pipeline::{self, ClientInfo, Exchange, Failure, Tally, Transport, Undelivered};
-use crate::stats::pairs::PairSlot;
 use crate::stats::UpstreamError;
 use crate::table::Backend;
 use crate::upstream::{Endpoint, RawConn, RawLease};
@@ -74,7 +74,7 @@ pub async fn exchange<I, T>(
     client: &mut ClientSide<I>,
     info: &ClientInfo,
     exchange: &mut Exchange<'_>,
-    pair: Option<Arc<PairSlot>>,
+    pair: Option<PrimarySide>,
     closing: bool,
     tally: &mut T,
 ) -> After
@@ -130,7 +130,7 @@ where
             Ok(_) => Ok((client.scratch.resp.status, false)),
             Err(failure) => Err(*failure),
         };
-        pipeline::mirror::primary(&pair, exchange.at, answered);
+        pipeline::mirror::primary(pair, exchange.at, answered);
     }
     match forwarded {
         Ok((conn, lease)) => {

@@ -15,9 +15,8 @@ use super::encode;
 use super::exchange::is_idempotent;
 use super::head::{HeadFields, RequestHead};
 use crate::framing::{BodyCursor, Framing};
-use crate::pipeline::mirror::{self, Sent};
+use crate::pipeline::mirror::{self, PrimarySide, Sent};
 use crate::pipeline::{ClientInfo, Proxy, Undelivered};
-use crate::stats::pairs::PairSlot;
 use crate::stats::UpstreamError;
 use crate::table::Route;
 use crate::upstream::{Endpoint, RequestBody};
@@ -40,8 +39,8 @@ pub(super) fn takes_body(
         && route.may_mirror(head.method(buf), path(head.target(buf)), fields)
 }
 
-/// Starts the copy of a bodiless request, if the route takes it. The client's answer goes to
-/// the slot returned, beside the copy's.
+/// Starts the copy of a bodiless request, if the route takes it; it goes once the client's
+/// answer is in (`pipeline::mirror::primary`, given the side returned).
 pub(super) fn start(
     proxy: &Proxy,
     route: &Arc<Route>,
@@ -49,7 +48,7 @@ pub(super) fn start(
     head: &RequestHead,
     fields: &HeadFields,
     info: &ClientInfo,
-) -> Option<Arc<PairSlot>> {
+) -> Option<PrimarySide> {
     let method = head.method(buf);
     let admitted = mirror::admit(proxy, route, method, path(head.target(buf)), fields)?;
     let mut out = Vec::with_capacity(buf.len() + 64);
@@ -59,11 +58,12 @@ pub(super) fn start(
         is_head: method == b"HEAD",
         resendable: is_idempotent(method),
     };
-    let pair = admitted.pair.clone();
-    mirror::spawn(route, admitted, move |endpoint, started| {
-        send(endpoint, copy, started)
-    });
-    Some(pair)
+    Some(mirror::spawn(
+        route,
+        admitted,
+        true,
+        move |endpoint, started| send(endpoint, copy, started),
+    ))
 }
 
 /// A bodiless request's head, as the copy goes.

@@ -15,7 +15,7 @@ use std::time::Instant;
 use http::header::HeaderName;
 use http::Response;
 use http_body_util::BodyExt;
-use tokio::sync::OwnedSemaphorePermit;
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 use super::{Failure, Proxy};
 use crate::stats::pairs::{Answer, Excluded, PairSlot};
@@ -30,7 +30,7 @@ pub(crate) struct Admitted<'r> {
     /// The field set to `1` on the copy.
     pub mark: &'r HeaderName,
     /// The client's answer goes here, beside the copy's.
-    pub pair: Arc<PairSlot>,
+    pair: Arc<PairSlot>,
     permit: OwnedSemaphorePermit,
 }
 
@@ -66,10 +66,33 @@ pub(crate) enum Sent {
     BodyCut,
 }
 
+/// The client's side of a copied request: where its answer goes, and the word the copy of a
+/// bodiless request waits for. Boxed: one pointer in every request's leg (none but a copied
+/// request's pays for the rest).
+pub(crate) struct PrimarySide(Box<Sides>);
+
+struct Sides {
+    pair: Arc<PairSlot>,
+    go: Option<oneshot::Sender<()>>,
+}
+
 /// Runs the copy in a task of its own: `send` sends it to the endpoint picked of the backend
 /// it goes to, within as long as the client's request would have (past it, the canary timed
 /// out); its answer is paired and then read to its end.
-pub(crate) fn spawn<S, F>(route: &Arc<Route>, admitted: Admitted<'_>, send: S)
+///
+/// A copy that carries no body (`after_primary`) is sent once the client's answer head is in:
+/// it never competes with the client's own request, at the upstreams' shared dependencies
+/// (their database, their node's cores) or anywhere else, and a request that ended with no
+/// answer (its client gone), or whose answer came from the copy's own backend, is not
+/// copied at all. A pair's two
+/// answers are then a request's time apart, which pairing does not mind: each latency is
+/// counted from its own send. A copy whose body is teed from the client's goes as it comes.
+pub(crate) fn spawn<S, F>(
+    route: &Arc<Route>,
+    admitted: Admitted<'_>,
+    after_primary: bool,
+    send: S,
+) -> PrimarySide
 where
     S: FnOnce(Arc<Endpoint>, Instant) -> F + Send + 'static,
     F: Future<Output = Sent> + Send,
@@ -77,9 +100,26 @@ where
     let Admitted {
         to, pair, permit, ..
     } = admitted;
+    let (go, wait) = match after_primary {
+        true => {
+            let (go, wait) = oneshot::channel();
+            (Some(go), Some(wait))
+        }
+        false => (None, None),
+    };
+    let primary = PrimarySide(Box::new(Sides {
+        pair: pair.clone(),
+        go,
+    }));
     let route = route.clone();
     tokio::spawn(async move {
         let _permit = permit;
+        if let Some(wait) = wait {
+            if wait.await.is_err() {
+                // No answer to pair it with (the pair is counted as such when it drops).
+                return;
+            }
+        }
         let started = Instant::now();
         let endpoint = route.backend(to).pick().clone();
         let limit = route.timeout.unwrap_or_else(|| endpoint.response_timeout());
@@ -114,23 +154,31 @@ where
             }
         }
     });
+    primary
 }
 
 /// The client's own answer to a copied request, beside the copy's: its status and whether
 /// its head carried a gRPC server fault, or why there was none. `at`: the backend that
-/// answered it.
-pub(crate) fn primary(pair: &PairSlot, at: usize, answered: Result<(u16, bool), Failure>) {
+/// answered it. A copy waiting for it goes now, if there is a pair to make.
+pub(crate) fn primary(side: PrimarySide, at: usize, answered: Result<(u16, bool), Failure>) {
+    let Sides { pair, go } = *side.0;
     if at == pair.copied_to {
         // Both answers would be the same version's.
         pair.exclude(Excluded::SameBackend);
         return;
     }
-    match answered {
-        Ok((status, grpc_fault)) => pair.primary(Answer::status(status, grpc_fault, pair.started)),
-        Err(Failure::Upstream(err)) => pair.primary(Answer::failed(err, pair.started)),
-        Err(Failure::RouteTimeout) => {
-            pair.primary(Answer::failed(UpstreamError::Timeout, pair.started))
+    let answer = match answered {
+        Ok((status, grpc_fault)) => Answer::status(status, grpc_fault, pair.started),
+        Err(Failure::Upstream(err)) => Answer::failed(err, pair.started),
+        Err(Failure::RouteTimeout) => Answer::failed(UpstreamError::Timeout, pair.started),
+        Err(Failure::ClientGone) => {
+            pair.exclude(Excluded::Unanswered);
+            return;
         }
-        Err(Failure::ClientGone) => pair.exclude(Excluded::Unanswered),
+    };
+    pair.primary(answer);
+    if let Some(go) = go {
+        // The copy's task ends without sending only if it ended already.
+        let _ = go.send(());
     }
 }
