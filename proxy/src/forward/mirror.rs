@@ -24,7 +24,20 @@ const MIRROR_BUFFER_FRAMES: usize = 16;
 /// Starts a mirror if the route wants one for this request. Returns the sender to tee the
 /// client's body into (None when the body is empty) and the client's side of the pair
 /// (`pipeline::mirror::primary` takes its answer; a bodiless copy waits for it).
+#[inline]
 pub(super) fn start(
+    proxy: &Proxy,
+    route: &Arc<Route>,
+    parts: &Parts,
+    body_is_empty: bool,
+) -> Option<(Option<mpsc::Sender<Bytes>>, PrimarySide)> {
+    match route.mirrors() {
+        true => copy(proxy, route, parts, body_is_empty),
+        false => None,
+    }
+}
+
+fn copy(
     proxy: &Proxy,
     route: &Arc<Route>,
     parts: &Parts,

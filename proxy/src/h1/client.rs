@@ -42,29 +42,43 @@ pub(crate) type NotAnswered = (Undelivered, Option<Request<RequestBody>>);
 /// the final response head, within the endpoint's response timeout counted from `started`.
 /// Interim (1xx) heads go to `interims`, the client's connection, when it takes them.
 pub(crate) async fn send(
-    conn: RawConn,
+    mut conn: RawConn,
     lease: RawLease,
     req: Request<RequestBody>,
     started: Instant,
     interims: Option<&Interims>,
 ) -> Result<Response<Received>, NotAnswered> {
-    let resendable = resendable(&req);
     let (parts, mut body) = req.into_parts();
+    let bodiless = body.is_end_stream();
     let mut out = Vec::with_capacity(512);
     let framing = encode_head(&mut out, &parts, &body);
-    let encoded = Encoded {
-        out,
-        framing,
-        is_head: parts.method == Method::HEAD,
-        resendable,
+    let mut head = ResponseHead::default();
+
+    // Enforced by the connection's IO: no timer of this request's own. (Written out here
+    // rather than by a call to `send_encoded`: its future inside this one cost every request
+    // through hyper's engine about a hundred instructions.)
+    conn.deadline
+        .set(started, lease.endpoint().response_timeout());
+    let is_head = parts.method == Method::HEAD;
+    let delivered = deliver(
+        &mut conn, out, &mut body, framing, is_head, &mut head, interims,
+    )
+    .await;
+    conn.deadline.clear();
+
+    let failed = match delivered {
+        Ok(()) => {
+            return answer(conn, lease, &head).map_err(|err| (Undelivered::Failed(err), None))
+        }
+        Err(failed) => failed,
     };
-    match send_encoded(conn, lease, encoded, &mut body, started, interims).await {
-        Ok(resp) => Ok(resp),
+    let resendable = bodiless && parts.method.is_idempotent();
+    match failed.undelivered(conn.reused, resendable) {
         // Bodiless: it can be written again as it is.
-        Err(again @ (Undelivered::Stale | Undelivered::Unanswered(_))) => {
+        again @ (Undelivered::Stale | Undelivered::Unanswered(_)) => {
             Err((again, Some(Request::from_parts(parts, RequestBody::Empty))))
         }
-        Err(other) => Err((other, None)),
+        other => Err((other, None)),
     }
 }
 

@@ -35,13 +35,29 @@ pub(super) fn takes_body(
     head: &RequestHead,
     fields: &HeadFields,
 ) -> bool {
-    !BodyCursor::new(head.framing).is_done()
+    route.mirrors()
+        && !BodyCursor::new(head.framing).is_done()
         && route.may_mirror(head.method(buf), path(head.target(buf)), fields)
 }
 
 /// Starts the copy of a bodiless request, if the route takes it; it goes once the client's
 /// answer is in (`pipeline::mirror::primary`, given the side returned).
+#[inline]
 pub(super) fn start(
+    proxy: &Proxy,
+    route: &Arc<Route>,
+    buf: &[u8],
+    head: &RequestHead,
+    fields: &HeadFields,
+    info: &ClientInfo,
+) -> Option<PrimarySide> {
+    match route.mirrors() {
+        true => copy(proxy, route, buf, head, fields, info),
+        false => None,
+    }
+}
+
+fn copy(
     proxy: &Proxy,
     route: &Arc<Route>,
     buf: &[u8],
@@ -53,7 +69,7 @@ pub(super) fn start(
     let admitted = mirror::admit(proxy, route, method, path(head.target(buf)), fields)?;
     let mut out = Vec::with_capacity(buf.len() + 64);
     encode::mirror_head(&mut out, buf, head, info, admitted.mark);
-    let copy = Copy {
+    let bodiless = Bodiless {
         out,
         is_head: method == b"HEAD",
         resendable: is_idempotent(method),
@@ -62,18 +78,18 @@ pub(super) fn start(
         route,
         admitted,
         true,
-        move |endpoint, started| send(endpoint, copy, started),
+        move |endpoint, started| send(endpoint, bodiless, started),
     ))
 }
 
 /// A bodiless request's head, as the copy goes.
-struct Copy {
+struct Bodiless {
     out: Vec<u8>,
     is_head: bool,
     resendable: bool,
 }
 
-async fn send(endpoint: Arc<Endpoint>, mut copy: Copy, started: Instant) -> Sent {
+async fn send(endpoint: Arc<Endpoint>, mut copy: Bodiless, started: Instant) -> Sent {
     // A pooled connection found closed before it took the copy is weir's, not the canary's:
     // a copy that may go again goes once more on a fresh one.
     for fresh in [false, true] {

@@ -199,6 +199,13 @@ impl Route {
         }
     }
 
+    /// Whether the route mirrors at all: asked first, so that a route without a mirror (most)
+    /// costs a request nothing more.
+    #[inline]
+    pub fn mirrors(&self) -> bool {
+        self.mirror.is_some()
+    }
+
     /// Whether a request like this one may be copied, without taking a turn of the share.
     pub fn may_mirror<F: Fields + ?Sized>(&self, method: &[u8], path: &[u8], headers: &F) -> bool {
         self.mirror

@@ -192,8 +192,11 @@ impl Endpoint {
 
     fn pooled_raw(&self, now: Instant, resendable: bool) -> Option<RawConn> {
         let (_, idle) = self.raw_idle.here();
-        let usable = |conn: &mut RawConn| conn.is_usable() && (resendable || conn.is_open());
-        let mut conn = idle.take(now, self.key.idle_timeout, usable)?;
+        let mut conn = idle.take(now, self.key.idle_timeout, RawConn::is_usable)?;
+        if !resendable && !conn.is_open() {
+            // Closed after all: a fresh connection takes the request.
+            return None;
+        }
         conn.reused = true;
         Some(conn)
     }
