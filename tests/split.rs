@@ -400,44 +400,6 @@ async fn mirrors_copy_only_safe_methods_unless_the_route_opts_in_and_say_so() {
     assert!(got.iter().all(|h| h.contains("\r\nx-shadow: 1")), "{got:?}");
 }
 
-/// An upstream that answers `200 ok` to bodiless requests and keeps each head as it came.
-async fn recording_as_sent() -> (
-    std::net::SocketAddr,
-    std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let heads = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let kept = heads.clone();
-    tokio::spawn(async move {
-        while let Ok((mut tcp, _)) = listener.accept().await {
-            let kept = kept.clone();
-            tokio::spawn(async move {
-                let mut buf = Vec::new();
-                let mut chunk = [0u8; 4096];
-                loop {
-                    while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        let head: Vec<u8> = buf.drain(..end + 4).collect();
-                        kept.lock()
-                            .unwrap()
-                            .push(String::from_utf8_lossy(&head).into_owned());
-                        let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
-                        if tcp.write_all(ok).await.is_err() {
-                            return;
-                        }
-                    }
-                    match tcp.read(&mut chunk).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => buf.extend_from_slice(&chunk[..n]),
-                    }
-                }
-            });
-        }
-    });
-    (addr, heads)
-}
-
 /// A bodiless request is copied by the engine that forwards it, the byte engine by default:
 /// the copy is the head the stable gets, field names as the client spelled them, with the
 /// mark in place of any the client sent itself. Under hyper's engine the copy says the same.
@@ -446,8 +408,8 @@ async fn a_bodiless_request_is_copied_as_the_stable_gets_it_with_the_mark_in_pla
 {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     for engine in ["passthrough", "hyper"] {
-        let (stable, to_stable) = recording_as_sent().await;
-        let (canary, copies) = recording_as_sent().await;
+        let (stable, to_stable) = answering_after(Duration::ZERO).await;
+        let (canary, copies) = answering_after(Duration::ZERO).await;
         let extra = "  canary_weight: 0\n  mirror: {name: shadow, percent: 100}\n";
         let config = format!(
             "limits: {{http1_engine: {engine}}}\n{}",
@@ -471,8 +433,15 @@ async fn a_bodiless_request_is_copied_as_the_stable_gets_it_with_the_mark_in_pla
         while copies.lock().unwrap().len() < 3 && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        let copies = copies.lock().unwrap().clone();
-        let to_stable = to_stable.lock().unwrap().clone();
+        let heads = |arrivals: &Arrivals| -> Vec<String> {
+            arrivals
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|(h, _)| h.clone())
+                .collect()
+        };
+        let (copies, to_stable) = (heads(&copies), heads(&to_stable));
         assert_eq!(copies.len(), 3, "{engine}: {copies:?}");
         assert_eq!(to_stable.len(), 3, "{engine}: {to_stable:?}");
         for (copy, primary) in copies.iter().zip(&to_stable) {
@@ -507,14 +476,12 @@ async fn a_bodiless_request_is_copied_as_the_stable_gets_it_with_the_mark_in_pla
     }
 }
 
-/// An upstream that answers each bodiless request `200 ok` after `delay`, noting when each
-/// request arrived.
-async fn answering_after(
-    delay: Duration,
-) -> (
-    std::net::SocketAddr,
-    std::sync::Arc<std::sync::Mutex<Vec<Instant>>>,
-) {
+/// Each bodiless request's head as it came, and when it came.
+type Arrivals = std::sync::Arc<std::sync::Mutex<Vec<(String, Instant)>>>;
+
+/// An upstream that answers each bodiless request `200 ok` after `delay`, keeping its head as
+/// it came and when.
+async fn answering_after(delay: Duration) -> (std::net::SocketAddr, Arrivals) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -528,8 +495,9 @@ async fn answering_after(
                 let mut chunk = [0u8; 4096];
                 loop {
                     while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                        buf.drain(..end + 4);
-                        kept.lock().unwrap().push(Instant::now());
+                        let head: Vec<u8> = buf.drain(..end + 4).collect();
+                        let head = String::from_utf8_lossy(&head).into_owned();
+                        kept.lock().unwrap().push((head, Instant::now()));
                         tokio::time::sleep(delay).await;
                         let ok = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
                         if tcp.write_all(ok).await.is_err() {
@@ -575,8 +543,8 @@ async fn a_bodiless_copy_goes_after_the_clients_answer() {
         while copies.lock().unwrap().is_empty() && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        let primary_at = to_stable.lock().unwrap()[0];
-        let copied_at = *copies.lock().unwrap().first().expect("no copy came");
+        let primary_at = to_stable.lock().unwrap()[0].1;
+        let copied_at = copies.lock().unwrap().first().expect("no copy came").1;
         assert!(
             copied_at >= primary_at + Duration::from_millis(300),
             "{engine}: the copy came {:?} after the request reached the stable, before its answer",

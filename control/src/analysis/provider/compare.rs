@@ -124,33 +124,20 @@ pub fn describe(e: &Evidence) -> String {
         Some(bar) => format!("slower than {:.1} ms", bar * 1000.0),
         None => e.signal.to_string(),
     };
-    let mut text = String::new();
-    if let Some(now) = &e.recent {
-        text.push_str(&format!(
-            "canary {} {what} over the last {} s against stable {}; since the analysis began ({} s) canary {} ({} of {}) vs stable {} ({} of {})",
+    let side = |f: &crate::analysis::judge::Figures| {
+        format!("{} ({} of {})", percent(f.rate), f.events, f.requests)
+    };
+    let totals = format!("canary {} vs stable {}", side(&e.canary), side(&e.stable));
+    let mut text = match &e.recent {
+        Some(now) => format!(
+            "canary {} {what} over the last {} s against stable {}; since the analysis began ({} s) {totals}",
             percent(now.canary.rate),
             now.seconds,
             percent(now.stable.rate),
             e.seconds,
-            percent(e.canary.rate),
-            e.canary.events,
-            e.canary.requests,
-            percent(e.stable.rate),
-            e.stable.events,
-            e.stable.requests,
-        ));
-    } else {
-        text.push_str(&format!(
-            "canary {} {what} ({} of {}) vs stable {} ({} of {}) over {} s",
-            percent(e.canary.rate),
-            e.canary.events,
-            e.canary.requests,
-            percent(e.stable.rate),
-            e.stable.events,
-            e.stable.requests,
-            e.seconds
-        ));
-    }
+        ),
+        None => format!("{what}: {totals} over {} s", e.seconds),
+    };
     // The judge's wealth against each null, from how far it has come: Failed at 1/alpha,
     // Successful at 2/alpha (`judge::toward`).
     let (odds, at, claim) = match e.verdict {
