@@ -187,3 +187,80 @@ async fn a_slow_canary_delays_no_client_and_full_mirrors_are_counted() {
     );
     assert_eq!(s["weights"]["canary"], 0.0);
 }
+
+/// A gRPC canary whose calls fail UNAVAILABLE in their trailers, as gRPC servers say it (the
+/// status 200 head says nothing): its pairs read the trailers, on both sides, and the dark step
+/// aborts it. gRPC is POST, so the mirror's rule names the method (the route's opt-in).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_canary_failing_in_its_trailers_is_aborted_from_its_pairs() {
+    use bytes::Bytes;
+    use http_body_util::{BodyExt, Full};
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start(
+        "canary",
+        Behaviour {
+            grpc_status: Some("14"),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let dir = common::temp_dir("shadow-grpc");
+    let rollout = ROLLOUT.replace(
+        "match: [{path: {prefix: /}}]",
+        "match: [{method: {exact: POST}, path: {prefix: /}}]",
+    );
+    std::fs::write(dir.join("rollout.yaml"), rollout).unwrap();
+    std::fs::write(dir.join("analysis.yaml"), TEMPLATE).unwrap();
+    let config = dir.join("weir.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+             routes:\n- name: web\n  stable: {{addresses: [\"{}\"], protocol: http2}}\n  canary: {{addresses: [\"{}\"], protocol: http2}}\n\
+             rollout:\n  manifests: [rollout.yaml, analysis.yaml]\n  route: web\n",
+            stable.addr, canary.addr
+        ),
+    )
+    .unwrap();
+    let weir = Weir::start_with(dir, config, &[]);
+    weir.wait_rollout(Duration::from_secs(10), |s| s["step"] == 2)
+        .await;
+    let mut h2 = common::client::h2c(weir.addr).await;
+    let stop = Instant::now() + Duration::from_secs(4);
+    let mut calls = 0u32;
+    while Instant::now() < stop {
+        let req = http::Request::post("http://test.local/pkg.Service/Method")
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(Full::new(Bytes::from_static(b"\0\0\0\0\x02hi")))
+            .unwrap();
+        let resp = h2.send_request(req).await.unwrap();
+        assert_eq!(resp.status(), 200);
+        let trailers = resp
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .trailers()
+            .cloned();
+        // Every client's answer is the stable's: OK.
+        assert_eq!(
+            trailers
+                .and_then(|t| t.get("grpc-status").cloned())
+                .unwrap(),
+            "0"
+        );
+        calls += 1;
+    }
+    let s = weir
+        .wait_rollout(Duration::from_secs(10), |s| s["phase"] == "Degraded")
+        .await;
+    let message = s["message"].as_str().unwrap_or_default();
+    assert!(message.contains("shadow-errors"), "{s:#}");
+    assert_eq!(s["weights"]["canary"], 0.0, "{s:#}");
+    assert!(
+        calls > 20 && canary.hits() > 0,
+        "{calls} calls, {} copies",
+        canary.hits()
+    );
+}

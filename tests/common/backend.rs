@@ -27,6 +27,8 @@ pub struct Behaviour {
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// When set to N > 0, every Nth request is answered 500 (changeable while running).
     pub error_every: Option<Arc<AtomicU64>>,
+    /// A gRPC call's status, in its trailers, whatever `x-grpc-status` asks.
+    pub grpc_status: Option<&'static str>,
 }
 
 pub struct TestBackend {
@@ -167,11 +169,14 @@ async fn answer(
         .headers()
         .get("content-type")
         .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"));
-    let grpc_status = req
-        .headers()
-        .get("x-grpc-status")
-        .cloned()
-        .unwrap_or(HeaderValue::from_static("0"));
+    let grpc_status = match b.grpc_status {
+        Some(code) => HeaderValue::from_static(code),
+        None => req
+            .headers()
+            .get("x-grpc-status")
+            .cloned()
+            .unwrap_or(HeaderValue::from_static("0")),
+    };
     // A response body of this many bytes instead of the echo (flow-control tests).
     let body_bytes = req
         .headers()

@@ -10,6 +10,7 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 
 use super::logged::Logged;
+use crate::pipeline::mirror::PrimaryLater;
 use crate::pipeline::Failure;
 use crate::stats::{grpc_status_is_fault, Outcome, UpstreamError};
 use crate::table::BackendStats;
@@ -64,8 +65,14 @@ enum Ending {
     Nothing,
     Grpc(PendingGrpc),
     Logged(Box<Logged>),
-    /// A logged gRPC call.
-    Both(Box<(PendingGrpc, Logged)>),
+    /// More than one: a logged gRPC call, a mirrored one whose pair waits for its status.
+    Several(Box<Several>),
+}
+
+struct Several {
+    grpc: Option<PendingGrpc>,
+    logged: Option<Logged>,
+    pair: Option<PrimaryLater>,
 }
 
 impl Ending {
@@ -83,10 +90,18 @@ impl Ending {
             Ending::Nothing => {}
             Ending::Grpc(grpc) => grpc.finish(trailers),
             Ending::Logged(logged) => logged.end(failure),
-            Ending::Both(both) => {
-                let (grpc, logged) = *both;
-                grpc.finish(trailers);
-                logged.end(failure);
+            Ending::Several(several) => {
+                let Several { grpc, logged, pair } = *several;
+                if let Some(grpc) = grpc {
+                    grpc.finish(trailers);
+                }
+                if let Some(pair) = pair {
+                    let client_gone = failure == Some(Failure::ClientGone.as_str());
+                    pair.finish(trailers, failure.is_some(), client_gone);
+                }
+                if let Some(logged) = logged {
+                    logged.end(failure);
+                }
             }
         }
     }
@@ -95,7 +110,7 @@ impl Ending {
     fn logged(&mut self) -> Option<&mut Logged> {
         match self {
             Ending::Logged(logged) => Some(logged),
-            Ending::Both(both) => Some(&mut both.1),
+            Ending::Several(several) => several.logged.as_mut(),
             _ => None,
         }
     }
@@ -103,17 +118,23 @@ impl Ending {
 
 impl UpstreamBody {
     /// `release`: hyper's connection to give back (a pooled HTTP/1 body gives back its own).
+    /// `pair`: a mirrored gRPC call's own answer, waiting for its status.
     pub fn new(
         body: Received,
         release: Option<Release>,
         grpc: Option<PendingGrpc>,
         logged: Option<Box<Logged>>,
+        pair: Option<PrimaryLater>,
     ) -> Self {
-        let ending = match (grpc, logged) {
-            (None, None) => Ending::Nothing,
-            (Some(grpc), None) => Ending::Grpc(grpc),
-            (None, Some(logged)) => Ending::Logged(logged),
-            (Some(grpc), Some(logged)) => Ending::Both(Box::new((grpc, *logged))),
+        let ending = match (grpc, logged, pair) {
+            (None, None, None) => Ending::Nothing,
+            (Some(grpc), None, None) => Ending::Grpc(grpc),
+            (None, Some(logged), None) => Ending::Logged(logged),
+            (grpc, logged, pair) => Ending::Several(Box::new(Several {
+                grpc,
+                logged: logged.map(|l| *l),
+                pair,
+            })),
         };
         let mut this = UpstreamBody {
             body,

@@ -29,9 +29,11 @@ use logged::{Logged, Logging};
 
 use crate::h1;
 use crate::interim::Interims;
-use crate::pipeline::mirror::PrimarySide;
+use crate::pipeline::mirror::{PrimaryLater, PrimarySide};
 use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
-use crate::stats::{grpc_fault_in_head, grpc_status_is_fault, UpstreamError, GRPC_STATUS};
+use crate::stats::{
+    grpc_fault_in, grpc_status_in_trailers, grpc_status_is_fault, UpstreamError, GRPC_STATUS,
+};
 use crate::table::{Backend, RouteTable};
 use crate::upstream::{Endpoint, Lease, RawConn, RawLease, Received, Release, SendError, TeeTx};
 
@@ -55,13 +57,23 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
 
     // Connect, send — within the route's deadline — then record and respond.
     let forwarded = pipeline::forward(&mut exchange, &mut leg).await;
-    if let Some(pair) = leg.pair.take() {
-        let answered = match &forwarded {
-            Ok((resp, _)) => Ok((resp.status().as_u16(), grpc_fault_in_head(resp.headers()))),
-            Err(failure) => Err(*failure),
-        };
-        pipeline::mirror::primary(pair, exchange.at, answered);
-    }
+    // The client's answer beside its copy's, if it was copied. A gRPC call's status comes in
+    // its trailers: its half of the pair waits for them, with the body.
+    let later = leg.pair.take().and_then(|pair| match &forwarded {
+        Ok((resp, _)) if grpc_status_in_trailers(resp.headers()) => {
+            let status = resp.status().as_u16();
+            Some(pipeline::mirror::primary_later(pair, exchange.at, status))
+        }
+        Ok((resp, _)) => {
+            let head = (resp.status().as_u16(), grpc_fault_in(resp.headers()));
+            pipeline::mirror::primary(pair, exchange.at, Ok(head));
+            None
+        }
+        Err(failure) => {
+            pipeline::mirror::primary(pair, exchange.at, Err(*failure));
+            None
+        }
+    });
     let mut resp = match forwarded {
         Ok((resp, release)) => {
             let logged = logging.and_then(|logging| {
@@ -72,7 +84,7 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
                     state.clone(),
                 )
             });
-            respond(resp, release, &exchange, logged)
+            respond(resp, release, &exchange, logged, later)
         }
         Err(failure) => {
             let (status, cause) = failure.answer(&exchange);
@@ -489,6 +501,7 @@ fn respond(
     release: Option<Release>,
     exchange: &Exchange<'_>,
     logged: Option<Box<Logged>>,
+    pair: Option<PrimaryLater>,
 ) -> Response<ResponseBody> {
     let (mut parts, incoming) = resp.into_parts();
     let mut outcome = exchange.response_outcome(parts.status.as_u16(), Instant::now());
@@ -516,6 +529,6 @@ fn respond(
             outcome,
         })
     };
-    let body = UpstreamBody::new(incoming, release, pending, logged);
+    let body = UpstreamBody::new(incoming, release, pending, logged, pair);
     Response::from_parts(parts, ResponseBody::Upstream(body))
 }

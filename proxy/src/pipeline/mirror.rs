@@ -19,7 +19,7 @@ use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 use super::{Failure, Proxy};
 use crate::stats::pairs::{Answer, Excluded, PairSlot};
-use crate::stats::{grpc_fault_in_head, UpstreamError};
+use crate::stats::{grpc_fault_in, grpc_status_in_trailers, UpstreamError};
 use crate::table::{Fields, Route};
 use crate::upstream::{Endpoint, Received, Release};
 
@@ -125,9 +125,18 @@ where
         let limit = route.timeout.unwrap_or_else(|| endpoint.response_timeout());
         let answer = match tokio::time::timeout(limit, send(endpoint, started)).await {
             Ok(Sent::Answered(resp, release)) => {
-                let grpc_fault = grpc_fault_in_head(resp.headers());
-                pair.copy(Answer::status(resp.status().as_u16(), grpc_fault, started));
-                Some((resp, release))
+                let grpc_fault = grpc_fault_in(resp.headers());
+                let answer = Answer::status(resp.status().as_u16(), grpc_fault, started);
+                // A gRPC call's status comes in its trailers: the copy's half waits for them
+                // (its latency stays the head's, as the client's does).
+                let waiting = match grpc_status_in_trailers(resp.headers()) {
+                    true => Some(answer),
+                    false => {
+                        pair.copy(answer);
+                        None
+                    }
+                };
+                Some((resp, release, waiting))
             }
             Ok(Sent::Failed(failure)) => {
                 pair.copy(Answer::failed(failure, started));
@@ -142,15 +151,28 @@ where
                 None
             }
         };
-        drop(pair);
         // Read to its end: a whole HTTP/1 answer gives its connection back to the pool, and an
         // HTTP/2 stream is held (`_release`) until then.
-        if let Some((resp, _release)) = answer {
+        if let Some((resp, _release, mut waiting)) = answer {
             let mut body = resp.into_body();
             while let Some(frame) = body.frame().await {
-                if frame.is_err() {
-                    return;
+                match frame {
+                    Ok(frame) => {
+                        if let (Some(trailers), Some(answer)) = (frame.trailers_ref(), &mut waiting)
+                        {
+                            answer.grpc_fault = grpc_fault_in(trailers);
+                        }
+                    }
+                    Err(_) => {
+                        if let Some(answer) = &mut waiting {
+                            answer.failure = Some(UpstreamError::Reset);
+                        }
+                        break;
+                    }
                 }
+            }
+            if let Some(answer) = waiting {
+                pair.copy(answer);
             }
         }
     });
@@ -161,21 +183,65 @@ where
 /// its head carried a gRPC server fault, or why there was none. `at`: the backend that
 /// answered it. A copy waiting for it goes now, if there is a pair to make.
 pub(crate) fn primary(side: PrimarySide, at: usize, answered: Result<(u16, bool), Failure>) {
+    let started = side.0.pair.started;
+    let answer = match answered {
+        Ok((status, grpc_fault)) => Answer::status(status, grpc_fault, started),
+        Err(Failure::Upstream(err)) => Answer::failed(err, started),
+        Err(Failure::RouteTimeout) => Answer::failed(UpstreamError::Timeout, started),
+        Err(Failure::ClientGone) => {
+            side.0.pair.exclude(Excluded::Unanswered);
+            return;
+        }
+    };
+    pair_up(side, at, answer);
+}
+
+/// A gRPC call's own answer whose status is still to come, in its trailers: held with the
+/// response body until it ends (`PrimaryLater::finish`). Its latency is the head's.
+/// Boxed: one pointer beside every response body (none but a mirrored gRPC call pays for it).
+pub struct PrimaryLater(Box<Later>);
+
+struct Later {
+    side: PrimarySide,
+    at: usize,
+    answer: Answer,
+}
+
+/// The client's answer head is in, and its gRPC status is in the trailers to come.
+pub(crate) fn primary_later(side: PrimarySide, at: usize, status: u16) -> PrimaryLater {
+    let answer = Answer::status(status, false, side.0.pair.started);
+    PrimaryLater(Box::new(Later { side, at, answer }))
+}
+
+impl PrimaryLater {
+    /// The body ended: with `trailers` when it had them; `cut` when it did not end whole —
+    /// the upstream reset it (a failure), or the client stopped reading (`client_gone`: what
+    /// the call would have ended as is unknown, so the pair is left out).
+    pub(crate) fn finish(self, trailers: Option<&http::HeaderMap>, cut: bool, client_gone: bool) {
+        let Later {
+            side,
+            at,
+            mut answer,
+        } = *self.0;
+        if client_gone {
+            side.0.pair.exclude(Excluded::Unanswered);
+            return;
+        }
+        answer.grpc_fault = trailers.is_some_and(grpc_fault_in);
+        if cut {
+            answer.failure = Some(UpstreamError::Reset);
+        }
+        pair_up(side, at, answer);
+    }
+}
+
+fn pair_up(side: PrimarySide, at: usize, answer: Answer) {
     let Sides { pair, go } = *side.0;
     if at == pair.copied_to {
         // Both answers would be the same version's.
         pair.exclude(Excluded::SameBackend);
         return;
     }
-    let answer = match answered {
-        Ok((status, grpc_fault)) => Answer::status(status, grpc_fault, pair.started),
-        Err(Failure::Upstream(err)) => Answer::failed(err, pair.started),
-        Err(Failure::RouteTimeout) => Answer::failed(UpstreamError::Timeout, pair.started),
-        Err(Failure::ClientGone) => {
-            pair.exclude(Excluded::Unanswered);
-            return;
-        }
-    };
     pair.primary(answer);
     if let Some(go) = go {
         // The copy's task ends without sending only if it ended already.

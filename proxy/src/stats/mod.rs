@@ -17,5 +17,6 @@ pub use latency::{LatencyDistribution, LatencyThreshold};
 pub use live::{now_second, LiveStats, LiveWindow, SecondCounts, WindowSnapshot, WINDOW_SECS};
 pub use metrics::{BackendMetrics, Metrics, PoolMetrics};
 pub use outcome::{
-    grpc_fault_in_head, grpc_status_is_fault, Outcome, Role, UpstreamError, GRPC_STATUS,
+    grpc_fault_in, grpc_status_in_trailers, grpc_status_is_fault, Outcome, Role, UpstreamError,
+    GRPC_STATUS,
 };

@@ -141,8 +141,17 @@ pub fn grpc_status_is_fault(code: &[u8]) -> bool {
 /// The field a gRPC call's status is in (a trailer, or a trailers-only answer's head).
 pub static GRPC_STATUS: http::HeaderName = http::HeaderName::from_static("grpc-status");
 
-/// A gRPC server-fault status in a response head (a trailers-only answer).
-pub fn grpc_fault_in_head(headers: &http::HeaderMap) -> bool {
+/// A gRPC answer whose status is still to come, in its trailers: a gRPC content type and no
+/// status in the head.
+pub fn grpc_status_in_trailers(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
+        && !headers.contains_key(&GRPC_STATUS)
+}
+
+/// A gRPC server-fault status in a field section: a trailers-only answer's head, or trailers.
+pub fn grpc_fault_in(headers: &http::HeaderMap) -> bool {
     headers
         .get(&GRPC_STATUS)
         .is_some_and(|code| grpc_status_is_fault(code.as_bytes()))

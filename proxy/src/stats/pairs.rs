@@ -28,7 +28,7 @@ pub const CAPACITY: usize = 16_384;
 pub struct Answer {
     pub status: Option<u16>,
     pub failure: Option<UpstreamError>,
-    /// A gRPC server-fault status in the response head (a trailers-only answer).
+    /// A gRPC server-fault status: in the head (a trailers-only answer), or in the trailers.
     pub grpc_fault: bool,
     pub micros: u64,
 }

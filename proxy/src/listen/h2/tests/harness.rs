@@ -122,7 +122,7 @@ impl Body for Made {
 pub fn response_of(made: Made) -> Response<ResponseBody> {
     let body = Received::Pooled(Box::pin(made));
     Response::new(ResponseBody::Upstream(UpstreamBody::new(
-        body, None, None, None,
+        body, None, None, None, None,
     )))
 }
 
