@@ -327,7 +327,8 @@ where
         let Some(route) = found.filter(|r| r.h1_passthrough) else {
             return handover(client, &shared);
         };
-        if mirror::takes_body(route, buf, head, &fields) {
+        let mirrors = route.mirrors();
+        if mirrors && mirror::takes_body(route, buf, head, &fields) {
             return handover(client, &shared);
         }
         // A route with no weight anywhere: hyper answers it.
@@ -350,7 +351,10 @@ where
             None
         };
 
-        let pair = mirror::start(proxy, route, buf, head, &fields, info);
+        let pair = match mirrors {
+            true => mirror::start(proxy, route, buf, head, &fields, info),
+            false => None,
+        };
 
         // The rest of the phases, as bytes.
         let closing = shared.draining.load(Ordering::Acquire);

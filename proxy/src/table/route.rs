@@ -201,7 +201,7 @@ impl Route {
 
     /// Whether the route mirrors at all: asked first, so that a route without a mirror (most)
     /// costs a request nothing more.
-    #[inline]
+    #[inline(always)]
     pub fn mirrors(&self) -> bool {
         self.mirror.is_some()
     }

@@ -84,7 +84,10 @@ impl RawConn {
     /// `recv` with MSG_PEEK). The reactor's readiness, which `is_usable` reads, can trail a
     /// close the kernel has already taken: on a busy worker the FIN waits in the epoll set
     /// while a request is written to the dead connection. Only a request that cannot be sent
-    /// again needs this certainty; for the rest, a stale connection costs a resend.
+    /// again needs this certainty; for the rest, a stale connection costs a resend. Out of
+    /// line: inlined, it cost every checkout 12 instructions, resendable or not.
+    #[cold]
+    #[inline(never)]
     pub(super) fn is_open(&self) -> bool {
         let mut probe = [MaybeUninit::<u8>::uninit(); 1];
         let io = self.io.get_ref();
