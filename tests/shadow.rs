@@ -48,15 +48,25 @@ const ROLLOUT: &str = "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata
      \x20     - pause: {}\n";
 
 fn start(stable: SocketAddr, canary: SocketAddr) -> Weir {
+    start_rollout(stable, canary, ROLLOUT, "")
+}
+
+/// `rollout` on the route `web`, its backends' fields followed by `backend_extra`.
+fn start_rollout(
+    stable: SocketAddr,
+    canary: SocketAddr,
+    rollout: &str,
+    backend_extra: &str,
+) -> Weir {
     let dir = common::temp_dir("shadow");
-    std::fs::write(dir.join("rollout.yaml"), ROLLOUT).unwrap();
+    std::fs::write(dir.join("rollout.yaml"), rollout).unwrap();
     std::fs::write(dir.join("analysis.yaml"), TEMPLATE).unwrap();
     let config = dir.join("weir.yaml");
     std::fs::write(
         &config,
         format!(
             "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
-             routes:\n- name: web\n  stable: {{addresses: [\"{stable}\"]}}\n  canary: {{addresses: [\"{canary}\"]}}\n\
+             routes:\n- name: web\n  stable: {{addresses: [\"{stable}\"]{backend_extra}}}\n  canary: {{addresses: [\"{canary}\"]{backend_extra}}}\n\
              rollout:\n  manifests: [rollout.yaml, analysis.yaml]\n  route: web\n"
         ),
     )
@@ -204,25 +214,11 @@ async fn a_grpc_canary_failing_in_its_trailers_is_aborted_from_its_pairs() {
         },
     )
     .await;
-    let dir = common::temp_dir("shadow-grpc");
     let rollout = ROLLOUT.replace(
         "match: [{path: {prefix: /}}]",
         "match: [{method: {exact: POST}, path: {prefix: /}}]",
     );
-    std::fs::write(dir.join("rollout.yaml"), rollout).unwrap();
-    std::fs::write(dir.join("analysis.yaml"), TEMPLATE).unwrap();
-    let config = dir.join("weir.yaml");
-    std::fs::write(
-        &config,
-        format!(
-            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
-             routes:\n- name: web\n  stable: {{addresses: [\"{}\"], protocol: http2}}\n  canary: {{addresses: [\"{}\"], protocol: http2}}\n\
-             rollout:\n  manifests: [rollout.yaml, analysis.yaml]\n  route: web\n",
-            stable.addr, canary.addr
-        ),
-    )
-    .unwrap();
-    let weir = Weir::start_with(dir, config, &[]);
+    let weir = start_rollout(stable.addr, canary.addr, &rollout, ", protocol: http2");
     weir.wait_rollout(Duration::from_secs(10), |s| s["step"] == 2)
         .await;
     let mut h2 = common::client::h2c(weir.addr).await;
