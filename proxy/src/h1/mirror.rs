@@ -54,7 +54,9 @@ pub(super) fn start(
 ) -> Option<PrimarySide> {
     let method = head.method(buf);
     let admitted = mirror::admit(proxy, route, method, path(head.target(buf)), fields)?;
-    let mut out = Vec::with_capacity(buf.len() + 64);
+    // The head, less hop-by-hop fields, plus the forwarding fields and the mark: the client's
+    // buffer may hold far more (pipelined requests, a large read).
+    let mut out = Vec::with_capacity(head.len + 128);
     encode::mirror_head(&mut out, buf, head, info, admitted.mark);
     let bodiless = Bodiless {
         out,
