@@ -41,6 +41,29 @@ fn evidence(e: &Evidence) -> String {
     if let Some(waiting) = &e.waiting {
         line.push_str(&format!("      ({waiting})\n"));
     }
+    if let Some(answers) = e.pairs.as_ref().map(|p| &p.answers) {
+        line.push_str(&answer_line(answers));
+    }
+    line
+}
+
+/// A paired measurement's answers compared (reported, never judged): how many were the same,
+/// and the latest requests the canary answered otherwise.
+fn answer_line(a: &weir_control::analysis::judge::AnswerEvidence) -> String {
+    if a.compared == 0 {
+        return String::new();
+    }
+    let mut line = format!(
+        "      answers: {} compared, {} the same, {} another status, {} another body, {} unread\n",
+        a.compared, a.same, a.status, a.body, a.unread
+    );
+    for e in &a.examples {
+        let what = match e.differs.as_str() {
+            "status" => format!("{} → {}", e.stable_status, e.canary_status),
+            other => other.to_string(),
+        };
+        line.push_str(&format!("        {} ({what}, {}×)\n", e.path, e.seen));
+    }
     line
 }
 
@@ -185,5 +208,23 @@ mod tests {
         );
         assert!(text.contains("▶  1. setWeight: 20"), "{text}");
         assert!(text.contains("Weights:   canary 20%  stable 80%"), "{text}");
+        // No pairs, no answers line.
+        assert!(!text.contains("answers:"), "{text}");
+    }
+
+    #[test]
+    fn a_paired_measurement_lists_the_answers_that_differed() {
+        let answers: weir_control::analysis::judge::AnswerEvidence = serde_json::from_str(
+            r#"{"compared": 300, "same": 180, "status": 100, "body": 20, "unread": 0,
+                "examples": [{"path": "/gone", "differs": "status", "stableStatus": 200,
+                              "canaryStatus": 404, "seen": 100},
+                             {"path": "/items", "differs": "body", "stableStatus": 200,
+                              "canaryStatus": 200, "seen": 20}]}"#,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            answer_line(&answers),
+            "      answers: 300 compared, 180 the same, 100 another status, 20 another body, 0 unread\n        /gone (200 → 404, 100×)\n        /items (body, 20×)\n"
+        );
     }
 }

@@ -48,15 +48,17 @@ const ROLLOUT: &str = "apiVersion: argoproj.io/v1alpha1\nkind: Rollout\nmetadata
      \x20     - pause: {}\n";
 
 fn start(stable: SocketAddr, canary: SocketAddr) -> Weir {
-    start_rollout(stable, canary, ROLLOUT, "")
+    start_rollout(stable, canary, ROLLOUT, "", "")
 }
 
-/// `rollout` on the route `web`, its backends' fields followed by `backend_extra`.
+/// `rollout` on the route `web`, its backends' fields followed by `backend_extra`, after the
+/// config's `first` lines.
 fn start_rollout(
     stable: SocketAddr,
     canary: SocketAddr,
     rollout: &str,
     backend_extra: &str,
+    first: &str,
 ) -> Weir {
     let dir = common::temp_dir("shadow");
     std::fs::write(dir.join("rollout.yaml"), rollout).unwrap();
@@ -65,7 +67,7 @@ fn start_rollout(
     std::fs::write(
         &config,
         format!(
-            "listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
+            "{first}listeners: [{{address: \"127.0.0.1:0\"}}]\nadmin: {{address: \"127.0.0.1:0\"}}\n\
              routes:\n- name: web\n  stable: {{addresses: [\"{stable}\"]{backend_extra}}}\n  canary: {{addresses: [\"{canary}\"]{backend_extra}}}\n\
              rollout:\n  manifests: [rollout.yaml, analysis.yaml]\n  route: web\n"
         ),
@@ -218,7 +220,7 @@ async fn a_grpc_canary_failing_in_its_trailers_is_aborted_from_its_pairs() {
         "match: [{path: {prefix: /}}]",
         "match: [{method: {exact: POST}, path: {prefix: /}}]",
     );
-    let weir = start_rollout(stable.addr, canary.addr, &rollout, ", protocol: http2");
+    let weir = start_rollout(stable.addr, canary.addr, &rollout, ", protocol: http2", "");
     weir.wait_rollout(Duration::from_secs(10), |s| s["step"] == 2)
         .await;
     let mut h2 = common::client::h2c(weir.addr).await;
@@ -259,4 +261,108 @@ async fn a_grpc_canary_failing_in_its_trailers_is_aborted_from_its_pairs() {
         "{calls} calls, {} copies",
         canary.hits()
     );
+}
+
+/// The canary answers some requests otherwise than the stable: a 404 where the stable says
+/// 200, a body of its own. The pairs' evidence reports both, with the requests' paths, and
+/// what was the same; none of it is a verdict: the healthy canary passes its dark step.
+/// Under both HTTP/1 engines: the byte engine hashes the bodies it relays, hyper's the frames.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_that_differ_are_reported_with_their_paths_and_never_judged() {
+    for engine in ["passthrough", "hyper"] {
+        answers_that_differ_under(engine).await;
+    }
+}
+
+async fn answers_that_differ_under(engine: &str) {
+    let stable = backend::start("stable", Behaviour::default()).await;
+    let canary = backend::start(
+        "canary",
+        Behaviour {
+            status_on: Some(("/gone", 404)),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let first = format!("limits: {{http1_engine: {engine}}}\n");
+    let weir = start_rollout(stable.addr, canary.addr, ROLLOUT, "", &first);
+    weir.wait_rollout(Duration::from_secs(10), |s| s["step"] == 2)
+        .await;
+    // One client, about 400 requests a second at most, for at most 30 s: each backend
+    // answers `x-body-bytes` with that many bytes alike, and anything else with an echo that
+    // names it (the same request, another body).
+    let (stop_tx, mut stop) = tokio::sync::watch::channel(false);
+    let addr = weir.addr;
+    let client = tokio::spawn(async move {
+        let mut c = H1::connect(addr).await;
+        let until = Instant::now() + Duration::from_secs(30);
+        let mut n = 0u64;
+        while !*stop.borrow_and_update() && Instant::now() < until {
+            let r = match n % 3 {
+                0 => c.get("/same?id=1", &[("x-body-bytes", "70000")]).await,
+                1 => c.get("/items?id=2", &[]).await,
+                _ => c.get("/gone?token=secret", &[]).await,
+            };
+            // The stable's 200 (the canary's answers come once the step after the dark one
+            // gives it weight).
+            if r.backend() == "stable" {
+                assert_eq!(r.status.as_u16(), 200);
+            }
+            n += 1;
+            tokio::time::sleep(Duration::from_micros(2500)).await;
+        }
+        n
+    });
+    let s = weir
+        .wait_rollout(Duration::from_secs(20), |s| {
+            step_metric(s, "shadow-errors").is_some_and(|m| {
+                let a = &m["evidence"]["pairs"]["answers"];
+                // The measurement's words, updated each second, say it too.
+                let words = m["measurements"][0]["message"].as_str().unwrap_or_default();
+                a["same"].as_u64() > Some(10)
+                    && a["status"].as_u64() > Some(10)
+                    && a["body"].as_u64() > Some(10)
+                    && words.contains("/gone (200 → 404)")
+            })
+        })
+        .await;
+    let answers = &step_metric(&s, "shadow-errors").unwrap()["evidence"]["pairs"]["answers"];
+    let examples = answers["examples"].as_array().unwrap();
+    let find = |path: &str| examples.iter().find(|e| e["path"] == path);
+    let gone = find("/gone").unwrap_or_else(|| panic!("{answers:#}"));
+    assert_eq!(
+        (
+            &gone["differs"],
+            &gone["stableStatus"],
+            &gone["canaryStatus"]
+        ),
+        (&"status".into(), &200.into(), &404.into()),
+        "{answers:#}"
+    );
+    assert_eq!(find("/items").unwrap()["differs"], "body", "{answers:#}");
+    // Bodies alike, over the hashed bound included, are not examples; no query is kept.
+    assert!(find("/same").is_none(), "{answers:#}");
+    assert!(!answers.to_string().contains("secret"), "{answers:#}");
+    let compared = answers["compared"].as_u64().unwrap();
+    let parts: u64 = ["same", "status", "body", "unread"]
+        .iter()
+        .map(|k| answers[k].as_u64().unwrap())
+        .sum();
+    assert_eq!(compared, parts, "{answers:#}");
+    let words = step_metric(&s, "shadow-errors").unwrap()["measurements"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        words.contains("the canary answered otherwise than the stable"),
+        "{words}"
+    );
+    // Reported, never judged: the dark step passes and the rollout goes on to its pause.
+    let s = weir
+        .wait_rollout(Duration::from_secs(25), |s| {
+            s["step"] == 5 || s["phase"] == "Degraded"
+        })
+        .await;
+    assert_ne!(s["phase"], "Degraded", "{s:#}");
+    let _ = stop_tx.send(true);
+    assert!(client.await.unwrap() > 30);
 }

@@ -29,6 +29,8 @@ pub struct Behaviour {
     pub error_every: Option<Arc<AtomicU64>>,
     /// A gRPC call's status, in its trailers, whatever `x-grpc-status` asks.
     pub grpc_status: Option<&'static str>,
+    /// Answer this status to requests for this path.
+    pub status_on: Option<(&'static str, u16)>,
 }
 
 pub struct TestBackend {
@@ -182,6 +184,9 @@ async fn answer(
         .headers()
         .get("x-body-bytes")
         .and_then(|v| v.to_str().ok()?.parse::<usize>().ok());
+    let status_here = b
+        .status_on
+        .and_then(|(path, status)| (req.uri().path() == path).then_some(status));
     let echo = echo_json(name, &req);
     let body_len = req
         .into_body()
@@ -206,7 +211,7 @@ async fn answer(
         Full::new(text).boxed()
     };
     let mut resp = Response::new(body);
-    *resp.status_mut() = StatusCode::from_u16(b.status.unwrap_or(200)).unwrap();
+    *resp.status_mut() = StatusCode::from_u16(status_here.or(b.status).unwrap_or(200)).unwrap();
     if let Some(every) = &b.error_every {
         let n = every.load(Ordering::SeqCst);
         if n > 0 && nth.is_multiple_of(n) {

@@ -10,7 +10,7 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 
 use super::logged::Logged;
-use crate::pipeline::mirror::PrimaryLater;
+use crate::pipeline::mirror::PrimaryBody;
 use crate::pipeline::Failure;
 use crate::stats::{grpc_status_is_fault, Outcome, UpstreamError};
 use crate::table::BackendStats;
@@ -65,14 +65,15 @@ enum Ending {
     Nothing,
     Grpc(PendingGrpc),
     Logged(Box<Logged>),
-    /// More than one: a logged gRPC call, a mirrored one whose pair waits for its status.
+    /// More than one, or a mirrored request's: its body is hashed for its pair, and a gRPC
+    /// call's pair waits for its status.
     Several(Box<Several>),
 }
 
 struct Several {
     grpc: Option<PendingGrpc>,
     logged: Option<Logged>,
-    pair: Option<PrimaryLater>,
+    pair: Option<PrimaryBody>,
 }
 
 impl Ending {
@@ -106,25 +107,34 @@ impl Ending {
         }
     }
 
+    /// A data frame went by: counted for the access log, hashed for a mirrored request's pair.
     #[inline]
-    fn logged(&mut self) -> Option<&mut Logged> {
+    fn data(&mut self, data: &[u8]) {
         match self {
-            Ending::Logged(logged) => Some(logged),
-            Ending::Several(several) => several.logged.as_mut(),
-            _ => None,
+            Ending::Logged(logged) => logged.response_bytes += data.len() as u64,
+            Ending::Several(several) => {
+                if let Some(logged) = &mut several.logged {
+                    logged.response_bytes += data.len() as u64;
+                }
+                if let Some(pair) = &mut several.pair {
+                    pair.add(data);
+                }
+            }
+            _ => {}
         }
     }
 }
 
 impl UpstreamBody {
     /// `release`: hyper's connection to give back (a pooled HTTP/1 body gives back its own).
-    /// `pair`: a mirrored gRPC call's own answer, waiting for its status.
+    /// `pair`: a mirrored request's own answer, its body to hash (and a gRPC call's status to
+    /// wait for).
     pub fn new(
         body: Received,
         release: Option<Release>,
         grpc: Option<PendingGrpc>,
         logged: Option<Box<Logged>>,
-        pair: Option<PrimaryLater>,
+        pair: Option<PrimaryBody>,
     ) -> Self {
         let ending = match (grpc, logged, pair) {
             (None, None, None) => Ending::Nothing,
@@ -177,8 +187,8 @@ impl Body for ResponseBody {
                 match &polled {
                     Poll::Ready(None) => up.finished(None),
                     Poll::Ready(Some(Ok(frame))) => {
-                        if let (Some(logged), Some(data)) = (up.ending.logged(), frame.data_ref()) {
-                            logged.response_bytes += data.len() as u64;
+                        if let Some(data) = frame.data_ref() {
+                            up.ending.data(data);
                         }
                         if let Some(trailers) = frame.trailers_ref() {
                             up.finished(Some(trailers));

@@ -29,7 +29,7 @@ use logged::{Logged, Logging};
 
 use crate::h1;
 use crate::interim::Interims;
-use crate::pipeline::mirror::{PrimaryLater, PrimarySide};
+use crate::pipeline::mirror::{PrimaryBody, PrimarySide};
 use crate::pipeline::{self, ClientInfo, ConnState, Exchange, Proxy, Transport, Undelivered};
 use crate::stats::{
     grpc_fault_in, grpc_status_in_trailers, grpc_status_is_fault, UpstreamError, GRPC_STATUS,
@@ -57,8 +57,9 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
 
     // Connect, send — within the route's deadline — then record and respond.
     let forwarded = pipeline::forward(&mut exchange, &mut leg).await;
-    // The client's answer beside its copy's, if it was copied. A gRPC call's status comes in
-    // its trailers: its half of the pair waits for them, with the body.
+    // The client's answer beside its copy's, if it was copied; its body goes on to be compared
+    // with the copy's. A gRPC call's status comes in its trailers: its half of the pair waits
+    // for them, with the body.
     let later = leg.pair.take().and_then(|pair| match &forwarded {
         Ok((resp, _)) if grpc_status_in_trailers(resp.headers()) => {
             let status = resp.status().as_u16();
@@ -66,13 +67,9 @@ pub async fn handle(state: ConnState, req: Request<Received>) -> Response<Respon
         }
         Ok((resp, _)) => {
             let head = (resp.status().as_u16(), grpc_fault_in(resp.headers()));
-            pipeline::mirror::primary(pair, exchange.at, Ok(head));
-            None
+            pipeline::mirror::primary(pair, exchange.at, Ok(head))
         }
-        Err(failure) => {
-            pipeline::mirror::primary(pair, exchange.at, Err(*failure));
-            None
-        }
+        Err(failure) => pipeline::mirror::primary(pair, exchange.at, Err(*failure)),
     });
     let mut resp = match forwarded {
         Ok((resp, release)) => {
@@ -501,7 +498,7 @@ fn respond(
     release: Option<Release>,
     exchange: &Exchange<'_>,
     logged: Option<Box<Logged>>,
-    pair: Option<PrimaryLater>,
+    pair: Option<PrimaryBody>,
 ) -> Response<ResponseBody> {
     let (mut parts, incoming) = resp.into_parts();
     let mut outcome = exchange.response_outcome(parts.status.as_u16(), Instant::now());

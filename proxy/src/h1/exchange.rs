@@ -20,7 +20,7 @@ use super::strict::Refusal;
 use crate::buffer::{self, BodyReads};
 use crate::deadline::DeadlineIo;
 use crate::framing::BodyCursor;
-use crate::pipeline::mirror::PrimarySide;
+use crate::pipeline::mirror::{PrimaryBody, PrimarySide};
 use crate::pipeline::{self, ClientInfo, Exchange, Failure, Tally, Transport, Undelivered};
 use crate::stats::UpstreamError;
 use crate::table::Backend;
@@ -126,14 +126,15 @@ where
         tally: &mut *tally,
     };
     let forwarded = pipeline::forward(exchange, &mut leg).await;
-    if let Some(pair) = pair {
+    // A copied request's answer goes beside its copy's; its body, on to be compared.
+    let pair = pair.and_then(|pair| {
         // gRPC never comes this way: no status in the head to read.
         let answered = match &forwarded {
             Ok(_) => Ok((client.scratch.resp.status, false)),
             Err(failure) => Err(*failure),
         };
-        pipeline::mirror::primary(pair, exchange.at, answered);
-    }
+        pipeline::mirror::primary(pair, exchange.at, answered)
+    });
     match forwarded {
         Ok((conn, lease)) => {
             let answered = Instant::now();
@@ -142,7 +143,7 @@ where
             exchange.record(&outcome);
             tally.status(status);
             tally.answered(answered);
-            respond(client, conn, lease, close, answered, tally).await
+            respond(client, conn, lease, close, answered, pair, tally).await
         }
         Err(failure @ Failure::ClientGone) => {
             tally.failure(failure);
@@ -249,13 +250,15 @@ where
 }
 
 /// Writes the response head (that came at `answered`) and relays its body; pools the upstream
-/// connection if the exchange ended cleanly. Body bytes and a relay's failure go in `tally`.
+/// connection if the exchange ended cleanly. Body bytes and a relay's failure go in `tally`;
+/// a mirrored request's body, in `pair` too, to be compared with its copy's.
 async fn respond<I, T: Tally>(
     client: &mut ClientSide<I>,
     mut conn: RawConn,
     lease: RawLease,
     close: bool,
     answered: Instant,
+    mut pair: Option<PrimaryBody>,
     tally: &mut T,
 ) -> After
 where
@@ -272,6 +275,9 @@ where
         return After::Close;
     };
     tally.response_bytes(first as u64);
+    if let Some(pair) = &mut pair {
+        pair.add(&conn.buf[resp.len..resp.len + first]);
+    }
     client
         .scratch
         .out
@@ -279,6 +285,9 @@ where
     conn.buf.advance(resp.len + first);
     let upstream_keeps = !resp.close;
     let since = if body.is_done() {
+        if let Some(pair) = pair {
+            pair.finish(None, false, false);
+        }
         // The whole response came with its head: the upstream connection has been idle since
         // then, and goes back before the client is written to (a slow reader does not hold
         // it, nor does a client that went away close it), stamped without a clock read.
@@ -325,7 +334,14 @@ where
                 return After::Close;
             }
             tally.response_bytes(n as u64);
+            if let Some(pair) = &mut pair {
+                pair.add(&conn.buf[..n]);
+            }
             conn.buf.advance(n);
+        }
+        // Read whole (a body cut short returned above, its pair's body not compared).
+        if let Some(pair) = pair {
+            pair.finish(None, false, false);
         }
         // A body relayed in reads of its own may have taken long: its end is read off the
         // clock.

@@ -18,7 +18,7 @@ use http_body_util::BodyExt;
 use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 use super::{Failure, Proxy};
-use crate::stats::pairs::{Answer, Excluded, PairSlot};
+use crate::stats::pairs::{Answer, BodyHalf, Excluded, PairSlot, Side};
 use crate::stats::{grpc_fault_in, grpc_status_in_trailers, UpstreamError};
 use crate::table::{Fields, Route};
 use crate::upstream::{Endpoint, Received, Release};
@@ -53,7 +53,7 @@ pub(crate) fn admit<'r, F: Fields + ?Sized>(
     Some(Admitted {
         to,
         mark,
-        pair: PairSlot::new(pairs.clone(), to),
+        pair: PairSlot::new(pairs.clone(), to, path),
         permit,
     })
 }
@@ -78,7 +78,8 @@ struct Sides {
 
 /// Runs the copy in a task of its own: `send` sends it to the endpoint picked of the backend
 /// it goes to, within as long as the client's request would have (past it, the canary timed
-/// out); its answer is paired and then read to its end.
+/// out); its answer is paired and then read to its end, its body hashed to be compared with
+/// the client's (`stats::differences`).
 ///
 /// A copy that carries no body (`after_primary`) is sent once the client's answer head is in:
 /// it never competes with the client's own request, at the upstreams' shared dependencies
@@ -154,10 +155,14 @@ where
         // Read to its end: a whole HTTP/1 answer gives its connection back to the pool, and an
         // HTTP/2 stream is held (`_release`) until then.
         if let Some((resp, _release, mut waiting)) = answer {
+            let mut hashed = Some(pair.body(Side::Copy));
             let mut body = resp.into_body();
             while let Some(frame) = body.frame().await {
                 match frame {
                     Ok(frame) => {
+                        if let (Some(data), Some(hashed)) = (frame.data_ref(), &mut hashed) {
+                            hashed.add(data);
+                        }
                         if let (Some(trailers), Some(answer)) = (frame.trailers_ref(), &mut waiting)
                         {
                             answer.grpc_fault = grpc_fault_in(trailers);
@@ -167,9 +172,14 @@ where
                         if let Some(answer) = &mut waiting {
                             answer.failure = Some(UpstreamError::Reset);
                         }
+                        // Not read whole: not compared.
+                        hashed = None;
                         break;
                     }
                 }
+            }
+            if let Some(hashed) = hashed {
+                hashed.finish();
             }
             if let Some(answer) = waiting {
                 pair.copy(answer);
@@ -181,8 +191,13 @@ where
 
 /// The client's own answer to a copied request, beside the copy's: its status and whether
 /// its head carried a gRPC server fault, or why there was none. `at`: the backend that
-/// answered it. A copy waiting for it goes now, if there is a pair to make.
-pub(crate) fn primary(side: PrimarySide, at: usize, answered: Result<(u16, bool), Failure>) {
+/// answered it. A copy waiting for it goes now, if there is a pair to make. What comes back,
+/// if anything, goes with the answer's body to its end (`PrimaryBody`).
+pub(crate) fn primary(
+    side: PrimarySide,
+    at: usize,
+    answered: Result<(u16, bool), Failure>,
+) -> Option<PrimaryBody> {
     let started = side.0.pair.started;
     let answer = match answered {
         Ok((status, grpc_fault)) => Answer::status(status, grpc_fault, started),
@@ -190,39 +205,58 @@ pub(crate) fn primary(side: PrimarySide, at: usize, answered: Result<(u16, bool)
         Err(Failure::RouteTimeout) => Answer::failed(UpstreamError::Timeout, started),
         Err(Failure::ClientGone) => {
             side.0.pair.exclude(Excluded::Unanswered);
-            return;
+            return None;
         }
     };
+    // Hashed only if it is to be compared: answered, and by the other version.
+    let body = (answer.status.is_some() && at != side.0.pair.copied_to)
+        .then(|| side.0.pair.body(Side::Primary));
     pair_up(side, at, answer);
+    body.map(|body| PrimaryBody(Box::new(Later { body, status: None })))
 }
 
-/// A gRPC call's own answer whose status is still to come, in its trailers: held with the
-/// response body until it ends (`PrimaryLater::finish`). Its latency is the head's.
-/// Boxed: one pointer beside every response body (none but a mirrored gRPC call pays for it).
-pub struct PrimaryLater(Box<Later>);
+/// The client's half of a pair, carried with the answer's body to its end: the body is
+/// hashed as it goes, to be compared with the copy's, and a gRPC call's status, which is in
+/// its trailers, is read there. Boxed: one pointer beside every response body (none but a
+/// mirrored request pays for the rest).
+pub struct PrimaryBody(Box<Later>);
 
 struct Later {
-    side: PrimarySide,
-    at: usize,
-    answer: Answer,
+    body: BodyHalf,
+    /// A gRPC call's answer, waiting for its status: its side, the backend that answered,
+    /// the answer as its head had it (its latency is the head's).
+    status: Option<(PrimarySide, usize, Answer)>,
 }
 
 /// The client's answer head is in, and its gRPC status is in the trailers to come.
-pub(crate) fn primary_later(side: PrimarySide, at: usize, status: u16) -> PrimaryLater {
+pub(crate) fn primary_later(side: PrimarySide, at: usize, status: u16) -> PrimaryBody {
     let answer = Answer::status(status, false, side.0.pair.started);
-    PrimaryLater(Box::new(Later { side, at, answer }))
+    let body = side.0.pair.body(Side::Primary);
+    PrimaryBody(Box::new(Later {
+        body,
+        status: Some((side, at, answer)),
+    }))
 }
 
-impl PrimaryLater {
+impl PrimaryBody {
+    /// Some of the body, as the client gets it.
+    #[inline]
+    pub(crate) fn add(&mut self, bytes: &[u8]) {
+        self.0.body.add(bytes);
+    }
+
     /// The body ended: with `trailers` when it had them; `cut` when it did not end whole —
     /// the upstream reset it (a failure), or the client stopped reading (`client_gone`: what
-    /// the call would have ended as is unknown, so the pair is left out).
+    /// the call would have ended as is unknown, so a pair still waiting for it is left out).
+    /// A body that did not end whole is not compared.
     pub(crate) fn finish(self, trailers: Option<&http::HeaderMap>, cut: bool, client_gone: bool) {
-        let Later {
-            side,
-            at,
-            mut answer,
-        } = *self.0;
+        let Later { body, status } = *self.0;
+        if !cut && !client_gone {
+            body.finish();
+        }
+        let Some((side, at, mut answer)) = status else {
+            return;
+        };
         if client_gone {
             side.0.pair.exclude(Excluded::Unanswered);
             return;

@@ -3,6 +3,7 @@
 //! Both are resolved per route×backend when a table is compiled (`table::Compiler`), so the data
 //! path records through pre-resolved handles: no label hashing, no lock.
 
+pub mod differences;
 mod exposition;
 mod histogram;
 mod latency;

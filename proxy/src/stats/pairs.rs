@@ -8,6 +8,9 @@
 //! not keep up, or the body passed the cap), the client's request sent to the mirror's own
 //! backend, the client gone before an answer — is counted by its reason and never guessed.
 //!
+//! Once both answers' bodies have been read (or one could not be), the slot's last holder
+//! compares them (`super::differences`): reported beside the pairs, never a verdict.
+//!
 //! The log is a ring of the last `CAPACITY` pairs with a running count, read by cursor: each
 //! reader (an analysis) takes what came since its last look, and one that fell a whole ring
 //! behind is told how many it lost. Like the live windows, a route's log outlives table swaps
@@ -17,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use super::differences::{example_path, BodyDigest, Difference, Differences, Hashing};
 use super::UpstreamError;
 
 /// Pairs a route's log keeps for its readers: at 1,000 mirrored requests a second, 16 s.
@@ -102,11 +106,13 @@ impl Excluded {
     }
 }
 
-/// A route's mirrored pairs: the last `CAPACITY`, and the exclusions by reason.
+/// A route's mirrored pairs: the last `CAPACITY`, the exclusions by reason, and whether the
+/// two answers were the same.
 #[derive(Default)]
 pub struct PairLog {
     ring: Mutex<Ring>,
     excluded: [AtomicU64; Excluded::ALL.len()],
+    pub differences: Differences,
 }
 
 #[derive(Default)]
@@ -173,14 +179,23 @@ impl PairLog {
 
 /// Where the two halves of one pair meet. Shared by the client's request and its copy; the
 /// half that comes second writes the pair. Dropped with a half missing, it counts the pair
-/// as unanswered.
+/// as unanswered; dropped after a pair was written with a status on each side, it compares
+/// the two answers' bodies (`body`).
 pub struct PairSlot {
     log: Arc<PairLog>,
     /// The route's backend the copy goes to (its index).
     pub copied_to: usize,
     /// When the client's request set out: its answer's latency is counted from here.
     pub started: Instant,
-    state: Mutex<Halves>,
+    /// The request's path, as the differences' examples name it.
+    path: Box<str>,
+    state: Mutex<State>,
+}
+
+struct State {
+    halves: Halves,
+    /// Each side's body, once read whole: the client's, the copy's.
+    bodies: [Option<BodyDigest>; 2],
 }
 
 enum Halves {
@@ -188,21 +203,61 @@ enum Halves {
         primary: Option<Answer>,
         copy: Option<Answer>,
     },
-    /// Written or excluded: nothing more to do.
-    Done,
+    /// Written, with each side's status if it had one: the bodies are compared at the end.
+    Written(Option<u16>, Option<u16>),
+    /// Excluded: nothing more to do.
+    Closed,
+}
+
+/// Which answer of a pair.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// The client's.
+    Primary = 0,
+    Copy = 1,
+}
+
+/// One answer's body on its way, hashed as it goes (`super::differences::Hashing`); `finish`
+/// when it was read whole. Dropped unfinished, that body is not compared.
+pub struct BodyHalf {
+    slot: Arc<PairSlot>,
+    side: Side,
+    hashing: Hashing,
+}
+
+impl BodyHalf {
+    #[inline]
+    pub fn add(&mut self, bytes: &[u8]) {
+        self.hashing.add(bytes);
+    }
+
+    pub fn finish(self) {
+        let digest = self.hashing.digest();
+        self.slot.lock().bodies[self.side as usize] = Some(digest);
+    }
 }
 
 impl PairSlot {
-    pub fn new(log: Arc<PairLog>, copied_to: usize) -> Arc<Self> {
+    /// `path`: the request's (a query is left out).
+    pub fn new(log: Arc<PairLog>, copied_to: usize, path: &[u8]) -> Arc<Self> {
         Arc::new(PairSlot {
             log,
             copied_to,
             started: Instant::now(),
-            state: Mutex::new(Halves::Waiting {
-                primary: None,
-                copy: None,
+            path: example_path(path),
+            state: Mutex::new(State {
+                halves: Halves::Waiting {
+                    primary: None,
+                    copy: None,
+                },
+                bodies: [None, None],
             }),
         })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // Plain data: consistent whatever a holder did.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The client's answer.
@@ -215,23 +270,32 @@ impl PairSlot {
         self.half(|_, copy| *copy = Some(answer));
     }
 
+    /// Where `side`'s body is hashed as it is read: called once its head is in.
+    pub fn body(self: &Arc<Self>, side: Side) -> BodyHalf {
+        BodyHalf {
+            slot: self.clone(),
+            side,
+            hashing: Hashing::default(),
+        }
+    }
+
     /// This pair cannot be kept: counted by `why`, whatever either half says after.
     pub fn exclude(&self, why: Excluded) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        if matches!(*state, Halves::Waiting { .. }) {
-            *state = Halves::Done;
+        let mut state = self.lock();
+        if matches!(state.halves, Halves::Waiting { .. }) {
+            state.halves = Halves::Closed;
             self.log.exclude(why);
         }
     }
 
     fn half(&self, set: impl FnOnce(&mut Option<Answer>, &mut Option<Answer>)) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let Halves::Waiting { primary, copy } = &mut *state else {
+        let mut state = self.lock();
+        let Halves::Waiting { primary, copy } = &mut state.halves else {
             return;
         };
         set(primary, copy);
         if let (Some(primary), Some(copy)) = (*primary, *copy) {
-            *state = Halves::Done;
+            state.halves = Halves::Written(primary.status, copy.status);
             self.log.push(Pair { primary, copy });
         }
     }
@@ -240,10 +304,21 @@ impl PairSlot {
 impl Drop for PairSlot {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if let Halves::Waiting { .. } = state {
-            // A copy always ends with an answer (a failure is one) or an exclusion: the half
-            // missing is the client's request, which ended without an answer.
-            self.log.exclude(Excluded::Unanswered);
+        match state.halves {
+            Halves::Waiting { .. } => {
+                // A copy always ends with an answer (a failure is one) or an exclusion: the
+                // half missing is the client's request, which ended without an answer.
+                self.log.exclude(Excluded::Unanswered);
+            }
+            // Both answered: compare them (a side with no answer is the error signal's).
+            Halves::Written(Some(primary), Some(copy)) => {
+                let [a, b] = state.bodies;
+                let what = Difference::of((primary, copy), (a, b));
+                self.log
+                    .differences
+                    .record(what, &self.path, (primary, copy));
+            }
+            Halves::Written(..) | Halves::Closed => {}
         }
     }
 }
@@ -264,11 +339,11 @@ mod tests {
     #[test]
     fn the_second_half_writes_the_pair_in_either_order() {
         let log = Arc::new(PairLog::default());
-        let a = PairSlot::new(log.clone(), 1);
+        let a = PairSlot::new(log.clone(), 1, b"/");
         a.primary(answer(200));
         assert_eq!(log.position(), 0);
         a.copy(answer(503));
-        let b = PairSlot::new(log.clone(), 1);
+        let b = PairSlot::new(log.clone(), 1, b"/");
         b.copy(answer(200));
         b.primary(answer(500));
         drop((a, b));
@@ -283,16 +358,48 @@ mod tests {
     #[test]
     fn an_excluded_or_unfinished_pair_is_counted_not_written() {
         let log = Arc::new(PairLog::default());
-        let slot = PairSlot::new(log.clone(), 1);
+        let slot = PairSlot::new(log.clone(), 1, b"/");
         slot.exclude(Excluded::SameBackend);
         slot.primary(answer(200));
         slot.copy(answer(200));
         drop(slot);
-        let slot = PairSlot::new(log.clone(), 1);
+        let slot = PairSlot::new(log.clone(), 1, b"/");
         slot.copy(answer(200));
         drop(slot); // the client's request never answered
         assert_eq!(log.position(), 0);
         assert_eq!(log.excluded(), [0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn both_bodies_are_compared_once_the_pair_is_done_with() {
+        let log = Arc::new(PairLog::default());
+        let slot = PairSlot::new(log.clone(), 1, b"/price?id=7");
+        let (mut mine, mut theirs) = (slot.body(Side::Primary), slot.body(Side::Copy));
+        slot.primary(answer(200));
+        slot.copy(answer(200));
+        mine.add(b"12.50");
+        theirs.add(b"12.");
+        theirs.add(b"75");
+        mine.finish();
+        // Compared only when the last holder lets go.
+        assert_eq!(log.differences.compared(), 0);
+        theirs.finish();
+        drop(slot);
+        assert_eq!(log.differences.counts(), [0, 0, 1, 0]);
+        assert_eq!(log.differences.examples()[0].path, "/price");
+
+        // A body not read whole is not compared; a side with no answer is not either.
+        let slot = PairSlot::new(log.clone(), 1, b"/");
+        let unread = slot.body(Side::Copy);
+        slot.primary(answer(200));
+        slot.copy(answer(200));
+        slot.body(Side::Primary).finish();
+        drop((slot, unread));
+        let slot = PairSlot::new(log.clone(), 1, b"/");
+        slot.primary(answer(200));
+        slot.copy(Answer::failed(UpstreamError::Timeout, Instant::now()));
+        drop(slot);
+        assert_eq!(log.differences.counts(), [0, 0, 1, 1]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 pub use comparison::{Comparison, Evidence, Figures, Recent, RECENT_SECONDS};
 pub use feed::Signal;
 pub use paired::{PairedJudge, PairedProgress, Pairs};
-pub use shadow::{PairEvidence, PairRule, ShadowRun};
+pub use shadow::{AnswerEvidence, DifferenceExample, PairEvidence, PairRule, ShadowRun};
 
 use rate::RateTest;
 use ratio::RatioTest;

@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
+use weir_proxy::stats::differences::{Difference, Example};
 use weir_proxy::stats::pairs::{Excluded, Pair, PairLog};
 
 use super::paired::{PairedJudge, Pairs};
@@ -67,6 +68,35 @@ pub struct PairEvidence {
     /// The canary's and the stable's event rates over the last `RECENT_LOOKS` looks.
     pub recent_canary_rate: Option<f64>,
     pub recent_stable_rate: Option<f64>,
+    /// Whether each pair's two answers were the same: reported, never part of the verdict.
+    #[serde(default)]
+    pub answers: AnswerEvidence,
+}
+
+/// Pairs whose two answers (each with a status) were compared since the measurement began:
+/// the same, a different status, the same status but a different body, or not compared
+/// because a body was not read whole; and the latest requests that differed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AnswerEvidence {
+    pub compared: u64,
+    pub same: u64,
+    pub status: u64,
+    pub body: u64,
+    pub unread: u64,
+    pub examples: Vec<DifferenceExample>,
+}
+
+/// A request whose answers differed: its path (no query), what differed (`status` or `body`),
+/// the stable's and the canary's statuses, and how often it was seen (at least).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DifferenceExample {
+    pub path: String,
+    pub differs: String,
+    pub stable_status: u16,
+    pub canary_status: u16,
+    pub seen: u64,
 }
 
 /// Looks the "now" figures cover: ten seconds at ten looks a second.
@@ -80,6 +110,10 @@ pub struct ShadowRun {
     excluded_at_start: [u64; Excluded::ALL.len()],
     excluded: [u64; Excluded::ALL.len()],
     lost: u64,
+    /// The log's answer comparisons when the measurement began, and now; the examples now.
+    answers_at_start: [u64; Difference::ALL.len()],
+    answers: [u64; Difference::ALL.len()],
+    examples: Vec<Example>,
     recent: VecDeque<Pairs>,
     started: u64,
     last: u64,
@@ -90,6 +124,7 @@ impl ShadowRun {
     /// Judges the pairs `log` gets from now on.
     pub fn new(rule: PairRule, tolerance: Tolerance, log: &PairLog, now_second: u64) -> Self {
         let excluded = log.excluded();
+        let answers = log.differences.counts();
         ShadowRun {
             rule,
             judge: PairedJudge::new(tolerance),
@@ -97,6 +132,9 @@ impl ShadowRun {
             excluded_at_start: excluded,
             excluded,
             lost: 0,
+            answers_at_start: answers,
+            answers,
+            examples: Vec::new(),
             recent: VecDeque::with_capacity(RECENT_LOOKS),
             started: now_second,
             last: now_second,
@@ -110,6 +148,8 @@ impl ShadowRun {
         self.buffer.clear();
         self.lost += log.read(&mut self.cursor, &mut self.buffer);
         self.excluded = log.excluded();
+        self.answers = log.differences.counts();
+        self.examples = log.differences.examples();
         let mut batch = Pairs::default();
         for pair in &self.buffer {
             match self.rule.classify(pair) {
@@ -129,6 +169,34 @@ impl ShadowRun {
 
     pub fn verdict(&self) -> Verdict {
         self.judge.verdict()
+    }
+
+    /// The answers compared since the measurement began, and the examples seen since.
+    fn answer_evidence(&self) -> AnswerEvidence {
+        let [same, status, body, unread] =
+            std::array::from_fn(|n| self.answers[n].saturating_sub(self.answers_at_start[n]));
+        let before: u64 = self.answers_at_start.iter().sum();
+        let examples = self
+            .examples
+            .iter()
+            .rev()
+            .filter(|e| e.last > before)
+            .map(|e| DifferenceExample {
+                path: e.path.clone(),
+                differs: e.what.as_str().to_string(),
+                stable_status: e.primary_status,
+                canary_status: e.copy_status,
+                seen: e.seen,
+            })
+            .collect();
+        AnswerEvidence {
+            compared: same + status + body + unread,
+            same,
+            status,
+            body,
+            unread,
+            examples,
+        }
     }
 
     pub fn evidence(&self) -> Evidence {
@@ -185,6 +253,7 @@ impl ShadowRun {
                 successful_odds: progress.successful_odds,
                 recent_canary_rate,
                 recent_stable_rate,
+                answers: self.answer_evidence(),
             }),
         }
     }

@@ -94,6 +94,27 @@ pub fn describe(e: &Evidence) -> String {
         e.max_ratio,
         e.margin * 100.0
     ));
+    let a = &p.answers;
+    if a.status + a.body > 0 {
+        // Reported, never judged: many services answer the same request differently each time.
+        let examples: Vec<String> = a
+            .examples
+            .iter()
+            .take(3)
+            .map(|e| match e.differs.as_str() {
+                "status" => format!("{} ({} → {})", e.path, e.stable_status, e.canary_status),
+                _ => format!("{} (body)", e.path),
+            })
+            .collect();
+        text.push_str(&format!(
+            "; the canary answered otherwise than the stable in {} of {} pairs compared ({} in status, {} in body only), e.g. {}",
+            a.status + a.body,
+            a.compared,
+            a.status,
+            a.body,
+            examples.join(", ")
+        ));
+    }
     if !p.excluded.is_empty() {
         let left: Vec<String> = p
             .excluded
