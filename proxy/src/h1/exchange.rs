@@ -258,7 +258,7 @@ async fn respond<I, T: Tally>(
     lease: RawLease,
     close: bool,
     answered: Instant,
-    mut pair: Option<PrimaryBody>,
+    pair: Option<PrimaryBody>,
     tally: &mut T,
 ) -> After
 where
@@ -275,9 +275,10 @@ where
         return After::Close;
     };
     tally.response_bytes(first as u64);
-    if let Some(pair) = &mut pair {
-        pair.add(&conn.buf[resp.len..resp.len + first]);
-    }
+    // A mirrored request's body is hashed for its pair: here whole, if it came with its head
+    // (one test for every other request).
+    let mut pair =
+        pair.and_then(|pair| pair.first(&conn.buf[resp.len..resp.len + first], body.is_done()));
     client
         .scratch
         .out
@@ -285,9 +286,6 @@ where
     conn.buf.advance(resp.len + first);
     let upstream_keeps = !resp.close;
     let since = if body.is_done() {
-        if let Some(pair) = pair {
-            pair.finish(None, false, false);
-        }
         // The whole response came with its head: the upstream connection has been idle since
         // then, and goes back before the client is written to (a slow reader does not hold
         // it, nor does a client that went away close it), stamped without a clock read.

@@ -239,16 +239,32 @@ pub(crate) fn primary_later(side: PrimarySide, at: usize, status: u16) -> Primar
 }
 
 impl PrimaryBody {
-    /// Some of the body, as the client gets it.
-    #[inline]
+    /// Some of the body, as the client gets it. Cold and never inlined, as is `finish`: the
+    /// engines' relay loops carry only the test for a pair, not the hashing.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn add(&mut self, bytes: &[u8]) {
         self.0.body.add(bytes);
+    }
+
+    /// The body's first bytes; `whole`: they are all of it, and it ends here (returns None).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn first(mut self, bytes: &[u8], whole: bool) -> Option<Self> {
+        self.add(bytes);
+        if !whole {
+            return Some(self);
+        }
+        self.finish(None, false, false);
+        None
     }
 
     /// The body ended: with `trailers` when it had them; `cut` when it did not end whole —
     /// the upstream reset it (a failure), or the client stopped reading (`client_gone`: what
     /// the call would have ended as is unknown, so a pair still waiting for it is left out).
     /// A body that did not end whole is not compared.
+    #[cold]
+    #[inline(never)]
     pub(crate) fn finish(self, trailers: Option<&http::HeaderMap>, cut: bool, client_gone: bool) {
         let Later { body, status } = *self.0;
         if !cut && !client_gone {
