@@ -12,6 +12,10 @@
 #   WEIR_BIN=/path/to/weir   # measure this build instead of building target/release/weir
 #   WEIR_BASELINE_BIN=/path/to/old/weir benches/load/instructions.sh   # also an earlier build,
 #                                                   # both engines: a change's before and after
+#   CALLGRIND_KEEP=/tmp/cg   # keep each loaded run's callgrind output there (callgrind.KIND,
+#                            # KIND.requests), to find where a change's instructions went:
+#                            # callgrind_annotate --auto=no per function, or with a source
+#                            # file's path per line, divided by the run's requests
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-20}
@@ -72,6 +76,11 @@ declare -A per_request
 for kind in "${kinds[@]}"; do
   read -r idle _ < <(run "$kind" no)
   read -r loaded requests < <(run "$kind" yes)
+  if [ -n "${CALLGRIND_KEEP:-}" ]; then
+    mkdir -p "$CALLGRIND_KEEP"
+    cp "$dir/callgrind.$kind.yes" "$CALLGRIND_KEEP/callgrind.$kind"
+    echo "$requests" > "$CALLGRIND_KEEP/$kind.requests"
+  fi
   per_request[$kind]=$(((loaded - idle) / requests))
   echo "$kind: $requests requests, $loaded instructions loaded, $idle idle" >&2
 done
