@@ -126,15 +126,15 @@ where
         tally: &mut *tally,
     };
     let forwarded = pipeline::forward(exchange, &mut leg).await;
-    // A copied request's answer goes beside its copy's; its body, on to be compared.
-    let pair = pair.and_then(|pair| {
+    if let Some(pair) = pair {
         // gRPC never comes this way: no status in the head to read.
         let answered = match &forwarded {
             Ok(_) => Ok((client.scratch.resp.status, false)),
             Err(failure) => Err(*failure),
         };
-        pipeline::mirror::primary(pair, exchange.at, answered)
-    });
+        // Its answer goes beside its copy's; its body, on to be compared (`respond`).
+        client.scratch.pair = pipeline::mirror::primary(pair, exchange.at, answered);
+    }
     match forwarded {
         Ok((conn, lease)) => {
             let answered = Instant::now();
@@ -143,7 +143,7 @@ where
             exchange.record(&outcome);
             tally.status(status);
             tally.answered(answered);
-            respond(client, conn, lease, close, answered, pair, tally).await
+            respond(client, conn, lease, close, answered, tally).await
         }
         Err(failure @ Failure::ClientGone) => {
             tally.failure(failure);
@@ -251,14 +251,13 @@ where
 
 /// Writes the response head (that came at `answered`) and relays its body; pools the upstream
 /// connection if the exchange ended cleanly. Body bytes and a relay's failure go in `tally`;
-/// a mirrored request's body, in `pair` too, to be compared with its copy's.
+/// a copied request's body, in `client.scratch.pair` too, to be compared with its copy's.
 async fn respond<I, T: Tally>(
     client: &mut ClientSide<I>,
     mut conn: RawConn,
     lease: RawLease,
     close: bool,
     answered: Instant,
-    pair: Option<PrimaryBody>,
     tally: &mut T,
 ) -> After
 where
@@ -275,10 +274,15 @@ where
         return After::Close;
     };
     tally.response_bytes(first as u64);
-    // A mirrored request's body is hashed for its pair: here whole, if it came with its head
-    // (one test for every other request).
-    let mut pair =
-        pair.and_then(|pair| pair.first(&conn.buf[resp.len..resp.len + first], body.is_done()));
+    // A copied request's body is hashed for its pair: here whole, if it came with its head.
+    if client.scratch.pair.is_some() {
+        let whole = body.is_done();
+        PrimaryBody::first(
+            &mut client.scratch.pair,
+            &conn.buf[resp.len..resp.len + first],
+            whole,
+        );
+    }
     client
         .scratch
         .out
@@ -332,13 +336,13 @@ where
                 return After::Close;
             }
             tally.response_bytes(n as u64);
-            if let Some(pair) = &mut pair {
+            if let Some(pair) = &mut client.scratch.pair {
                 pair.add(&conn.buf[..n]);
             }
             conn.buf.advance(n);
         }
         // Read whole (a body cut short returned above, its pair's body not compared).
-        if let Some(pair) = pair {
+        if let Some(pair) = client.scratch.pair.take() {
             pair.finish(None, false, false);
         }
         // A body relayed in reads of its own may have taken long: its end is read off the

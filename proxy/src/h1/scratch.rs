@@ -16,6 +16,7 @@ use tokio::io::{AsyncRead, ReadBuf};
 
 use super::head::{RequestHead, ResponseHead};
 use crate::buffer;
+use crate::pipeline::mirror::PrimaryBody;
 use crate::stock::Shelf;
 
 /// Scratch spaces kept in stock per thread at most: more than the requests one worker has in
@@ -36,6 +37,11 @@ pub struct Scratch {
     pub head: RequestHead,
     /// The upstream's response head, as offsets into the upstream connection's buffer.
     pub resp: ResponseHead,
+    /// A copied request's answer body on its way to its pair (`pipeline::mirror`): set for
+    /// that exchange only, taken when its body ends; one cut short ends the connection, and
+    /// with it this (`give_back`). Kept here rather than passed along: the relay that every
+    /// request runs then carries no state of it (passed, it cost each 20 instructions).
+    pub pair: Option<PrimaryBody>,
 }
 
 thread_local! {
@@ -55,6 +61,7 @@ pub fn take() -> Box<Scratch> {
                 out: Vec::new(),
                 head: RequestHead::default(),
                 resp: ResponseHead::default(),
+                pair: None,
             })
         })
 }
@@ -63,7 +70,12 @@ pub fn take() -> Box<Scratch> {
 /// of a pipelined request) or whose buffers a large message grew past their keeping size is
 /// freed instead: the engine settles its buffers after each exchange (`buffer::settle`), so
 /// stocked ones are small. The heads' offsets are left as they are: each parse sets them all.
-pub fn give_back(scratch: Box<Scratch>) {
+pub fn give_back(mut scratch: Box<Scratch>) {
+    // A body cut short: its pair is done with (not compared). Tested first: the common case
+    // then writes nothing.
+    if scratch.pair.is_some() {
+        scratch.pair = None;
+    }
     if !scratch.buf.is_empty()
         || scratch.buf.capacity() > buffer::KEEP
         || scratch.out.capacity() > buffer::KEEP

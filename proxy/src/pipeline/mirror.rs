@@ -247,16 +247,20 @@ impl PrimaryBody {
         self.0.body.add(bytes);
     }
 
-    /// The body's first bytes; `whole`: they are all of it, and it ends here (returns None).
+    /// The body's first bytes, to the client's half where an engine keeps it (`kept`); `whole`:
+    /// they are all of it, and the half ends here.
     #[cold]
     #[inline(never)]
-    pub(crate) fn first(mut self, bytes: &[u8], whole: bool) -> Option<Self> {
-        self.add(bytes);
-        if !whole {
-            return Some(self);
+    pub(crate) fn first(kept: &mut Option<Self>, bytes: &[u8], whole: bool) {
+        let Some(pair) = kept else {
+            return;
+        };
+        pair.add(bytes);
+        if whole {
+            if let Some(pair) = kept.take() {
+                pair.finish(None, false, false);
+            }
         }
-        self.finish(None, false, false);
-        None
     }
 
     /// The body ended: with `trailers` when it had them; `cut` when it did not end whole —
